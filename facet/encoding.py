@@ -1,0 +1,293 @@
+"""Encoding the used columns as int codes (DESIGN §3 "Encoding").
+
+Every component of columns (see :mod:`facet.column_types`) gets one code
+space shared by its columns and the constants they meet: dense ranks for
+ordered components (code order = value order) and dictionary codes otherwise.
+NULL is -1.  Kernels then only compare int32 codes.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from facet.column_types import (
+    ColumnUse,
+    Component,
+    common_kind,
+    iso_mask,
+    native_kind,
+    normalize_native,
+    number_mask,
+    parse_ints,
+    parse_numbers,
+    parse_text_as,
+)
+from facet.errors import DataError, FacetInputError
+from facet.language.ast import Const
+from facet.loading import Source
+
+NULL = -1
+
+
+@dataclass
+class EncodedTable:
+    """Codes of the used columns: ``codes[index[col]]`` is an int32 array of length ``n``."""
+
+    n: int
+    codes: np.ndarray
+    index: dict[str, int]
+    kinds: dict[str, str]
+    ordered: dict[str, bool]
+    #: (column, constant) -> code of the constant in the column's code space
+    const_codes: dict[tuple[str, Const], int]
+    #: distinct non-NULL values per component, by column
+    domain: dict[str, int]
+    warnings: list[str] = field(default_factory=list)
+    #: the source was CSV text (types inferred from the DCs)
+    from_text: bool = True
+
+    def column(self, name: str) -> np.ndarray:
+        return self.codes[self.index[name]]
+
+
+def _unknown_column(name: str, source: Source, where: str) -> FacetInputError:
+    close = difflib.get_close_matches(name, source.all_columns, n=1)
+    hint = f"did you mean '{close[0]}'?" if close else "check the spelling and the header"
+    return FacetInputError(f"{where}: unknown column '{name}' in {source.name}; {hint}")
+
+
+def _component_arrays(
+    comp: Component, source: Source, schema: dict[str, str], use: ColumnUse
+) -> tuple[dict[str, pa.Array], str, list[str]]:
+    """Typed arrays of a component's columns, their common kind, and warnings."""
+    warnings: list[str] = []
+    raw = {c: source.table.column(c).combine_chunks() for c in comp.columns}
+    kinds: dict[str, str] = {}
+    typed: dict[str, pa.Array] = {}
+    if source.text:
+        inferred = None
+        if comp.ordered and any(c not in schema for c in comp.columns):
+            n_num = n_iso = n_nonempty = 0
+            for c in comp.columns:
+                if c in schema:
+                    continue
+                a = raw[c]
+                n_nonempty += len(a) - a.null_count
+                n_num += int(pc.sum(number_mask(a)).as_py() or 0)
+                n_iso += int(pc.sum(iso_mask(a)).as_py() or 0)
+            if n_nonempty > 0 and n_num == 0 and n_iso == 0:
+                cols = ", ".join(f"'{c}'" for c in comp.columns if c not in schema)
+                dc = use.first_use[comp.columns[0]]
+                raise DataError(
+                    f"{source.name}: column {cols} is compared with < <= > >= "
+                    f"({dc.where()}) but none of its values is a number or an ISO date; "
+                    f"fix the data or declare its type with --schema"
+                )
+            inferred = "timestamp" if n_iso > n_num else "number"
+        for c in comp.columns:
+            kinds[c] = schema.get(c) or (inferred if comp.ordered else "text")
+        # one numeric type for the inferred columns: int64 only when every value is integral
+        numbers = [c for c in comp.columns if kinds[c] == "number"]
+        if numbers:
+            integral = all(_numbers_integral(raw[c])[1] for c in numbers)
+            for c in numbers:
+                kinds[c] = "int" if integral else "float"
+        for c in comp.columns:
+            a = raw[c]
+            parsed = parse_text_as(a, kinds[c])
+            if kinds[c] != "text":
+                bad = (len(a) - a.null_count) - (len(parsed) - parsed.null_count)
+                if bad:
+                    example = _first_unparsed(a, parsed)
+                    what = "ISO-8601 dates/times" if kinds[c] == "timestamp" else "numbers"
+                    warnings.append(
+                        f"{source.name}: column '{c}': {bad} value{'s' if bad != 1 else ''} "
+                        f"not {what} (e.g. {example!r}) read as NULL"
+                    )
+            typed[c] = parsed
+    else:
+        for c in comp.columns:
+            a = raw[c]
+            k = native_kind(a.type)
+            if c in schema and schema[c] != "text":
+                want = schema[c]
+                if k == "text":
+                    if want == "number":
+                        want = "int" if _numbers_integral(a)[1] else "float"
+                    typed[c] = parse_text_as(a, want)
+                    kinds[c] = want
+                    continue
+                want = "float" if want == "number" and k not in ("int", "bool") else want
+                want = "int" if want == "number" else want
+                try:
+                    typed[c] = normalize_native(pc.cast(a, _arrow_type(want)), want)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+                    raise DataError(
+                        f"{source.name}: --schema cannot read column '{c}' ({a.type}) as "
+                        f"{schema[c]}: {str(err).splitlines()[0]}"
+                    ) from None
+                kinds[c] = want
+                continue
+            if c in schema and schema[c] == "text" and k != "text":
+                typed[c] = pc.cast(a, pa.string())
+                kinds[c] = "text"
+                continue
+            if k == "other":
+                raise DataError(
+                    f"{source.name}: column '{c}' has type {a.type}, which facet cannot "
+                    "compare; cast it to a number, string or timestamp first"
+                )
+            kinds[c] = k
+            typed[c] = normalize_native(a, k)
+    kind = common_kind(list(kinds.values()))
+    if kind is None:
+        desc = ", ".join(f"'{c}' ({kinds[c]})" for c in comp.columns)
+        dc = use.first_use[comp.columns[0]]
+        raise DataError(
+            f"{dc.where()}: columns {desc} are compared with each other but have "
+            "incompatible types; cast them or use --schema"
+        )
+    if kind == "float":
+        typed = {c: pc.cast(a, pa.float64()) for c, a in typed.items()}
+    return typed, kind, warnings
+
+
+def _arrow_type(kind: str) -> pa.DataType:
+    return {
+        "int": pa.int64(),
+        "float": pa.float64(),
+        "text": pa.string(),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+    }[kind]
+
+
+def _numbers_integral(a: pa.Array) -> tuple[int, bool]:
+    vals, integral = parse_numbers(a)
+    return len(vals) - vals.null_count, integral
+
+
+def _first_unparsed(raw: pa.Array, parsed: pa.Array) -> str:
+    mask = pc.and_(pc.is_valid(raw), pc.is_null(parsed))
+    bad = pc.filter(raw, mask)
+    return bad[0].as_py() if len(bad) else ""
+
+
+def _constant_value(
+    const: Const, kind: str, column: str, use: ColumnUse, source: Source
+) -> pa.Scalar:
+    """The constant in the column's comparison type (DESIGN §1: it takes the column's type)."""
+    where = use.constant_use[(column, const)].where()
+    if kind == "text":
+        return pa.scalar(const.text, pa.string())
+    if kind == "binary":
+        return pa.scalar(const.text.encode(), pa.binary())
+    if kind in ("int", "float", "bool"):
+        arr = pa.array([const.text], pa.string())
+        if kind == "bool" and const.text.lower() in ("true", "false"):
+            return pa.scalar(1 if const.text.lower() == "true" else 0, pa.int64())
+        vals, integral = parse_numbers(arr)
+        if vals.null_count:
+            raise FacetInputError(
+                f"{where}: constant {const.as_text()} is compared with numeric column "
+                f"'{column}'; write a number, or declare the column as text with --schema"
+            )
+        if kind in ("int", "bool") and integral:
+            return parse_ints(arr)[0]
+        return vals[0]
+    if kind == "timestamp":
+        ts = parse_text_as(pa.array([const.text], pa.string()), "timestamp")
+        if ts.null_count:
+            raise FacetInputError(
+                f"{where}: constant {const.as_text()} is compared with timestamp column "
+                f"'{column}'; write an ISO-8601 date/time such as \"2024-01-31\""
+            )
+        return ts[0]
+    raise FacetInputError(
+        f"{where}: constant {const.as_text()} cannot be compared with column '{column}' ({kind})"
+    )
+
+
+def _codes(values: pa.Array, ordered: bool) -> tuple[np.ndarray, int]:
+    """Dense int32 codes (-1 for NULL) and the number of distinct values."""
+    n = len(values)
+    if n == 0:
+        return np.empty(0, np.int32), 0
+    if pa.types.is_timestamp(values.type):
+        values = pc.cast(values, pa.int64())
+    if ordered or not (pa.types.is_string(values.type) or pa.types.is_binary(values.type)):
+        if pa.types.is_floating(values.type) or pa.types.is_integer(values.type):
+            v = values.to_numpy(zero_copy_only=False)
+            valid = ~np.asarray(values.is_null())
+            out = np.full(n, NULL, np.int32)
+            if valid.any():
+                vv = v[valid]
+                uniq, inv = np.unique(vv, return_inverse=True)
+                out[valid] = inv.astype(np.int32)
+                return out, int(uniq.size)
+            return out, 0
+        ranks = pc.rank(values, sort_keys="ascending", tiebreaker="dense")
+        r = ranks.to_numpy().astype(np.int64) - 1
+        nulls = np.asarray(values.is_null())
+        r[nulls] = NULL
+        d = int(r.max()) + 1 if (~nulls).any() else 0
+        return r.astype(np.int32), d
+    enc = pc.dictionary_encode(values)
+    idx = (
+        pc.fill_null(enc.indices, pa.scalar(NULL, enc.indices.type))
+        .to_numpy(zero_copy_only=False)
+        .astype(np.int32)
+    )
+    return idx, len(enc.dictionary)
+
+
+def encode(source: Source, use: ColumnUse, schema: dict[str, str] | None = None) -> EncodedTable:
+    """Type and encode every column the DCs use (one code space per component)."""
+    schema = schema or {}
+    for col in schema:
+        if col not in source.all_columns:
+            raise _unknown_column(col, source, "--schema")
+    for col in use.columns:
+        if col not in source.all_columns:
+            raise _unknown_column(col, source, use.first_use[col].where())
+    n = source.num_rows
+    names = use.columns
+    codes = np.empty((len(names), n), np.int32)
+    index = {c: i for i, c in enumerate(names)}
+    kinds: dict[str, str] = {}
+    ordered: dict[str, bool] = {}
+    const_codes: dict[tuple[str, Const], int] = {}
+    domain: dict[str, int] = {}
+    warnings: list[str] = []
+    for comp in use.components:
+        typed, kind, warns = _component_arrays(comp, source, schema, use)
+        warnings.extend(warns)
+        consts: list[pa.Scalar] = []
+        const_keys: list[tuple[str, Const]] = []
+        for col in comp.columns:
+            for k in use.constant_use:
+                if k[0] != col:
+                    continue
+                consts.append(_constant_value(k[1], kind, col, use, source))
+                const_keys.append(k)
+        parts = [typed[c] for c in comp.columns]
+        typ = parts[0].type
+        if kind == "int" and any(pa.types.is_floating(s.type) for s in consts):
+            typ = pa.float64()  # an int column against a fractional constant
+        if consts:
+            parts.append(pa.array([s.cast(typ).as_py() for s in consts], typ))
+        allv = pa.concat_arrays([p.cast(typ) for p in parts])
+        c_codes, d = _codes(allv, comp.ordered)
+        for i, col in enumerate(comp.columns):
+            codes[index[col]] = c_codes[i * n : (i + 1) * n]
+            kinds[col] = kind
+            ordered[col] = comp.ordered
+            domain[col] = d
+        base = len(comp.columns) * n
+        for j, key in enumerate(const_keys):
+            const_codes[key] = int(c_codes[base + j])
+    return EncodedTable(n, codes, index, kinds, ordered, const_codes, domain, warnings, source.text)

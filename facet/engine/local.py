@@ -1,0 +1,308 @@
+"""The local engine: initial pairs + plan + kernels + sink (DESIGN §2, §3).
+
+Row filters cut each side of the initial pairs; then
+
+* **count**: equalities are refined (cheap, they partition), and the counting
+  sink answers everything else per group -- inequalities in closed form
+  (sorting / Fenwick), non-equalities by inclusion-exclusion
+  ``count(P and A != B) = count(P, A and B not NULL) - count(P and A = B)``;
+  groups with more than two inequalities get one refined first;
+* **pairs / blocks**: every stage is refined, depth first over bounded
+  batches so output streams and ``--limit`` stops early; groups with at most
+  ``config.nested_pairs`` candidate pairs are finished pair by pair.
+
+Initial pairs are a parameter, so scoped and incremental detection (DESIGN §2)
+reuse the same pipeline.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from facet.encoding import EncodedTable
+from facet.groups import Groups
+from facet.kernels.common import OP_CODES, compare_arrays
+from facet.kernels.count import count_groups
+from facet.kernels.expand import expand
+from facet.kernels.refine import KIND_EQ, KIND_INEQ, KIND_NE, refine
+from facet.language.normalize import (
+    EQUALITY,
+    INEQUALITY,
+    NONEQUALITY,
+    NormalDC,
+    PairPredicate,
+    RowFilter,
+)
+from facet.planner.config import DEFAULT, Config
+from facet.planner.plan import Plan, Stage
+
+_KIND = {"equality": KIND_EQ, "nonequality": KIND_NE, "hsm": KIND_INEQ}
+
+
+@dataclass
+class Degrees:
+    """Per-row violation degrees of one DC (``t`` side and ``t'`` side)."""
+
+    left: np.ndarray
+    right: np.ndarray
+
+    @property
+    def violations(self) -> int:
+        return int(self.left.sum())
+
+    @property
+    def rows_involved(self) -> int:
+        return int(np.count_nonzero((self.left > 0) | (self.right > 0)))
+
+
+class LocalEngine:
+    """Runs plans over one encoded table."""
+
+    def __init__(self, enc: EncodedTable, config: Config = DEFAULT) -> None:
+        self.enc = enc
+        self.config = config
+        self.n = enc.n
+        self._stamp = np.zeros(max(self.n, 1), np.int64)
+        self._stamp_id = 0
+
+    # ------------------------------------------------------------ filters, initial pairs
+
+    def filter_mask(self, filters: list[RowFilter]) -> np.ndarray | None:
+        """Rows satisfying every filter (``None``: no filter)."""
+        if not filters:
+            return None
+        enc = self.enc
+        mask = np.ones(self.n, bool)
+        for f in filters:
+            x = enc.column(f.column)
+            if isinstance(f.other, str):
+                y = enc.column(f.other)
+                ok = (x >= 0) & (y >= 0)
+            else:
+                y = enc.const_codes[(f.column, f.other)]
+                ok = x >= 0
+            mask &= ok & compare_arrays(x, OP_CODES[f.op], y)
+        return mask
+
+    def single_rows(self, dc: NormalDC) -> np.ndarray:
+        """Violating rows of a single-tuple DC."""
+        mask = self.filter_mask(list(dc.filters))
+        if mask is None:
+            return np.arange(self.n, dtype=np.int64)
+        return np.flatnonzero(mask)
+
+    def initial_groups(self, dc: NormalDC) -> Groups:
+        """The reflexive pair ``(all, all)`` cut by each side's row filters."""
+        m0 = self.filter_mask(dc.side_filters(0))
+        m1 = self.filter_mask(dc.side_filters(1))
+        allt = np.arange(self.n, dtype=np.int32)
+        left = allt if m0 is None else allt[m0]
+        if (
+            m0 is None
+            and m1 is None
+            or (m0 is not None and m1 is not None and np.array_equal(m0, m1))
+        ):
+            return Groups.pair(left)
+        right = allt if m1 is None else allt[m1]
+        return Groups.pair(left, right)
+
+    # ------------------------------------------------------------ refinement
+
+    def _rows(self, preds: list[PairPredicate]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        idx = self.enc.index
+        pa = np.array([idx[p.a] for p in preds], np.int64)
+        pb = np.array([idx[p.b] for p in preds], np.int64)
+        po = np.array([OP_CODES[p.op] for p in preds], np.int64)
+        return pa, pb, po
+
+    def refine(self, groups: Groups, stage: Stage) -> Groups:
+        """Apply one refinement to a batch."""
+        if len(groups) == 0:
+            return groups
+        p = stage.pred
+        enc = self.enc
+        ra, rb = enc.index[p.a], enc.index[p.b]
+        dom = max(enc.domain[p.a], enc.domain[p.b])
+        buf, desc = refine(
+            groups.buf, groups.desc, enc.codes, ra, rb, dom, _KIND[stage.algorithm], OP_CODES[p.op]
+        )
+        return Groups(buf, desc)
+
+    # ------------------------------------------------------------ count
+
+    def count(self, plan: Plan, groups: Groups | None = None) -> Degrees:
+        """Per-row degrees of a two-tuple DC, never enumerating pairs to count them."""
+        deg = Degrees(np.zeros(self.n, np.int64), np.zeros(self.n, np.int64))
+        if groups is None:
+            groups = self.initial_groups(plan.dc)
+        for stage in plan.of_class(EQUALITY):
+            groups = self.refine(groups, stage)
+        ineqs = [s.pred for s in plan.of_class(INEQUALITY)]
+        neqs = [s.pred for s in plan.of_class(NONEQUALITY)]
+        rest = ineqs + neqs
+        idx = self.enc.index
+        nl = np.array(sorted({idx[p.a] for p in rest}), np.int64)
+        nr = np.array(sorted({idx[p.b] for p in rest}), np.int64)
+        big = self._count(groups, rest, nl, nr, 1, deg)
+        if len(big) == 0:
+            return deg
+        if not neqs:
+            self._count_inequalities(big, ineqs, nl, nr, 1, deg)
+            return deg
+        for size in range(len(neqs) + 1):
+            sign = -1 if size % 2 else 1
+            for subset in itertools.combinations(neqs, size):
+                g = big
+                for p in subset:
+                    g = self.refine(g, Stage(PairPredicate(p.a, "=", p.b), "equality"))
+                self._count_inequalities(g, ineqs, nl, nr, sign, deg)
+        return deg
+
+    def _count(
+        self,
+        groups: Groups,
+        preds: list[PairPredicate],
+        nl: np.ndarray,
+        nr: np.ndarray,
+        sign: int,
+        deg: Degrees,
+    ) -> Groups:
+        """Run the counting kernel; returns the groups it left to the caller."""
+        if len(groups) == 0:
+            return groups
+        pa, pb, po = self._rows(preds)
+        todo = np.zeros(len(groups), np.bool_)
+        self._stamp_id = count_groups(
+            groups.buf,
+            groups.desc,
+            self.enc.codes,
+            pa,
+            pb,
+            po,
+            nl,
+            nr,
+            sign,
+            deg.left,
+            deg.right,
+            self._stamp,
+            self._stamp_id,
+            todo,
+            self.config.nested_pairs,
+        )
+        return groups.select(todo)
+
+    def _count_inequalities(
+        self,
+        groups: Groups,
+        ineqs: list[PairPredicate],
+        nl: np.ndarray,
+        nr: np.ndarray,
+        sign: int,
+        deg: Degrees,
+    ) -> None:
+        while len(groups):
+            groups = self._count(groups, ineqs, nl, nr, sign, deg)
+            if len(groups) == 0:
+                return
+            # more than two inequalities on a large group: refine one with HSM first
+            groups = self.refine(groups, Stage(ineqs[0], "hsm"))
+            ineqs = ineqs[1:]
+
+    # ------------------------------------------------------------ pairs
+
+    def iter_pairs(
+        self, plan: Plan, groups: Groups | None = None
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Violating pairs ``(t, t')`` in chunks, depth first."""
+        if groups is None:
+            groups = self.initial_groups(plan.dc)
+        preds = [s.pred for s in plan.stages]
+        pa, pb, po = self._rows(preds)
+        yield from self._pairs(groups, plan.stages, 0, pa, pb, po)
+
+    def _pairs(self, groups, stages, k, pa, pb, po):
+        if len(groups) == 0:
+            return
+        if k < len(stages):
+            small = groups.candidate_pairs() <= self.config.nested_pairs
+            if small.any():
+                yield from self._expand(groups.select(small), k, pa, pb, po)
+                groups = groups.select(~small)
+            for chunk in groups.split(self.config.batch_work):
+                yield from self._pairs(self.refine(chunk, stages[k]), stages, k + 1, pa, pb, po)
+        else:
+            yield from self._expand(groups, k, pa, pb, po)
+
+    def _expand(self, groups, start, pa, pb, po):
+        g, a, b = 0, -1, -1
+        while g < len(groups):
+            cap = self.config.pair_chunk
+            out1 = np.empty(cap, np.int32)
+            out2 = np.empty(cap, np.int32)
+            n, g, a, b = expand(
+                groups.buf,
+                groups.desc,
+                self.enc.codes,
+                pa,
+                pb,
+                po,
+                start,
+                g,
+                a,
+                b,
+                cap,
+                out1,
+                out2,
+            )
+            if n:
+                yield out1[:n], out2[:n]
+
+    # ------------------------------------------------------------ blocks
+
+    def iter_blocks(self, plan: Plan, groups: Groups | None = None) -> Iterator[Groups]:
+        """The final pairs of tid sets; groups finished pair by pair come as
+        one-row-left blocks."""
+        if groups is None:
+            groups = self.initial_groups(plan.dc)
+        preds = [s.pred for s in plan.stages]
+        pa, pb, po = self._rows(preds)
+        yield from self._blocks(groups, plan.stages, 0, pa, pb, po)
+
+    def _blocks(self, groups, stages, k, pa, pb, po):
+        if len(groups) == 0:
+            return
+        if k < len(stages):
+            small = groups.candidate_pairs() <= self.config.nested_pairs
+            if small.any():
+                for t1, t2 in self._expand(groups.select(small), k, pa, pb, po):
+                    yield _pairs_as_blocks(t1, t2)
+                groups = groups.select(~small)
+            for chunk in groups.split(self.config.batch_work):
+                yield from self._blocks(self.refine(chunk, stages[k]), stages, k + 1, pa, pb, po)
+        else:
+            yield groups
+
+
+def _pairs_as_blocks(t1: np.ndarray, t2: np.ndarray) -> Groups:
+    """Explicit pairs as groups ``({t}, {t', ...})``, one per distinct ``t``."""
+    order = np.lexsort((t2, t1))
+    t1 = t1[order]
+    t2 = t2[order]
+    starts = np.flatnonzero(np.r_[True, t1[1:] != t1[:-1]])
+    ends = np.r_[starts[1:], len(t1)]
+    k = len(starts)
+    buf = np.concatenate([t1[starts], t2]).astype(np.int32)
+    desc = np.empty((k, 8), np.int64)
+    desc[:, 0] = np.arange(k)
+    desc[:, 1] = desc[:, 0] + 1
+    desc[:, 2] = desc[:, 0]
+    desc[:, 3] = desc[:, 0]
+    desc[:, 4] = k + starts
+    desc[:, 5] = k + ends
+    desc[:, 6] = desc[:, 4]
+    desc[:, 7] = desc[:, 4]
+    return Groups(buf, desc)

@@ -1,0 +1,6 @@
+"""The DC language (DESIGN §1): the AST in :mod:`.ast`, the text parser in :mod:`.parser`."""
+
+from .ast import DC, Col, Const, Predicate
+from .parser import parse_dc, parse_rules, read_rules
+
+__all__ = ["DC", "Col", "Const", "Predicate", "parse_dc", "parse_rules", "read_rules"]

@@ -1,0 +1,90 @@
+"""A DC in the shape the engine runs (DESIGN §1, paper §3.2).
+
+Every predicate is oriented so that ``t`` is on the left:
+
+* ``t.A op t'.B`` (either written way round) becomes a :class:`PairPredicate`,
+  refined on pairs of tid sets;
+* a predicate on one tuple only (``t.A op t.B``, ``t.A op 5``, ``t'.A = "x"``)
+  becomes a :class:`RowFilter` on that side, applied before any pair work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from facet.language.ast import DC, Col, Const, Predicate
+
+EQUALITY = "equality"
+INEQUALITY = "inequality"
+NONEQUALITY = "nonequality"
+
+
+@dataclass(frozen=True)
+class PairPredicate:
+    """``t.a op t'.b``."""
+
+    a: str
+    op: str
+    b: str
+
+    @property
+    def cls(self) -> str:
+        if self.op == "=":
+            return EQUALITY
+        if self.op == "!=":
+            return NONEQUALITY
+        return INEQUALITY
+
+    @property
+    def single_column(self) -> bool:
+        return self.a == self.b
+
+    def text(self) -> str:
+        return Predicate(Col(0, self.a), self.op, Col(1, self.b)).text()
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """``side.column op other`` where other is a column of the same side or a constant."""
+
+    side: int
+    column: str
+    op: str
+    other: str | Const
+
+    def text(self) -> str:
+        right = Col(self.side, self.other) if isinstance(self.other, str) else self.other
+        return Predicate(Col(self.side, self.column), self.op, right).text()
+
+
+@dataclass(frozen=True)
+class NormalDC:
+    dc: DC
+    arity: int
+    filters: tuple[RowFilter, ...]
+    preds: tuple[PairPredicate, ...]
+
+    def side_filters(self, side: int) -> list[RowFilter]:
+        return [f for f in self.filters if f.side == side]
+
+
+def normalize(dc: DC) -> NormalDC:
+    filters: list[RowFilter] = []
+    preds: list[PairPredicate] = []
+    for p in dc.predicates:
+        left, op, right = p.left, p.op, p.right
+        if isinstance(left, Const):
+            p = p.flipped()
+            left, op, right = p.left, p.op, p.right
+        assert isinstance(left, Col)
+        if isinstance(right, Const):
+            filters.append(RowFilter(left.tuple, left.name, op, right))
+        elif left.tuple == right.tuple:
+            filters.append(RowFilter(left.tuple, left.name, op, right.name))
+        else:
+            if left.tuple == 1:
+                p = p.flipped()
+                left, op, right = p.left, p.op, p.right
+            assert isinstance(left, Col) and isinstance(right, Col)
+            preds.append(PairPredicate(left.name, op, right.name))
+    return NormalDC(dc, dc.arity, tuple(filters), tuple(preds))

@@ -1,0 +1,156 @@
+"""Detection results: per-DC counts, JSON (DESIGN §5) and the text table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+PAIR_SCHEMA = pa.schema([("dc", pa.int64()), ("t1", pa.int64()), ("t2", pa.int64())])
+BLOCK_SCHEMA = pa.schema(
+    [
+        ("dc", pa.int64()),
+        ("block", pa.int64()),
+        ("t1", pa.list_(pa.int64())),
+        ("t2", pa.list_(pa.int64())),
+    ]
+)
+
+
+@dataclass
+class DCResult:
+    """One DC's answer: ordered violating pairs (rows, for a single-tuple DC)."""
+
+    id: int
+    name: str | None
+    dc: str
+    violations: int
+    rows_involved: int
+    seconds: float
+    arity: int = 2
+    #: pairs (or blocks) written/kept for this DC when the output asked for them
+    written: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "id": self.id,
+            "name": self.name,
+            "dc": self.dc,
+            "violations": self.violations,
+            "rows_involved": self.rows_involved,
+            "seconds": round(self.seconds, 6),
+        }
+        if self.arity == 1:
+            d["single_tuple"] = True
+        if self.written is not None:
+            d["written"] = self.written
+        return d
+
+
+@dataclass
+class Result:
+    """What :func:`facet.detect` returns; ``to_dict()`` is the CLI's JSON."""
+
+    rows: int
+    dcs: list[DCResult]
+    source: str
+    load_seconds: float
+    warmup_seconds: float
+    output: str = "count"
+    engine: str = "local"
+    out: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    _pairs: pa.Table | None = None
+    _blocks: pa.Table | None = None
+    _session: Any = None
+
+    @property
+    def total_violations(self) -> int:
+        return sum(d.violations for d in self.dcs)
+
+    def __getitem__(self, i: int) -> DCResult:
+        return self.dcs[i]
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "rows": self.rows,
+            "engine": self.engine,
+            "source": self.source,
+            "output": self.output,
+            "load_seconds": round(self.load_seconds, 6),
+            "warmup_seconds": round(self.warmup_seconds, 6),
+            "total_violations": self.total_violations,
+            "dcs": [x.to_dict() for x in self.dcs],
+            "warnings": list(self.warnings),
+        }
+        if self.out is not None:
+            d["out"] = self.out
+        return d
+
+    # --------------------------------------------------------------- pairs / blocks
+
+    def iter_pairs(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
+        """Violating pairs as Arrow batches ``(dc, t1, t2)`` (``t2`` NULL for
+        single-tuple DCs); ``limit`` is per DC."""
+        if self._pairs is not None and limit is None:
+            yield from self._pairs.to_batches()
+            return
+        if self._session is None:
+            raise RuntimeError("this result holds no data to expand pairs from")
+        yield from self._session.iter_pairs(limit=limit)
+
+    def pairs(self, limit: int | None = None) -> pa.Table:
+        """All violating pairs as one Arrow table."""
+        if self._pairs is not None and limit is None:
+            return self._pairs
+        return pa.Table.from_batches(list(self.iter_pairs(limit)), schema=PAIR_SCHEMA)
+
+    def iter_blocks(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
+        """The compact pairs of tid sets ``(dc, block, t1, t2)``: each block stands
+        for every ``(a, b)`` with ``a`` in ``t1``, ``b`` in ``t2``, ``a != b``."""
+        if self._blocks is not None and limit is None:
+            yield from self._blocks.to_batches()
+            return
+        if self._session is None:
+            raise RuntimeError("this result holds no data to build blocks from")
+        yield from self._session.iter_blocks(limit=limit)
+
+    def blocks(self, limit: int | None = None) -> pa.Table:
+        if self._blocks is not None and limit is None:
+            return self._blocks
+        return pa.Table.from_batches(list(self.iter_blocks(limit)), schema=BLOCK_SCHEMA)
+
+    # --------------------------------------------------------------- text
+
+    def to_text(self) -> str:
+        head = (
+            f"{self.source}: {self.rows:,} rows, {len(self.dcs)} DC"
+            f"{'s' if len(self.dcs) != 1 else ''}, {self.total_violations:,} violations "
+            f"(load {self.load_seconds:.2f} s)"
+        )
+        rows = [("id", "name", "violations", "rows", "seconds", "dc")]
+        for d in self.dcs:
+            v = f"{d.violations:,}" + (" rows" if d.arity == 1 else "")
+            rows.append(
+                (str(d.id), d.name or "-", v, f"{d.rows_involved:,}", f"{d.seconds:.3f}", d.dc)
+            )
+        widths = [max(len(r[i]) for r in rows) for i in range(5)]
+        lines = [head, ""]
+        for j, r in enumerate(rows):
+            cells = [
+                r[0].rjust(widths[0]),
+                r[1].ljust(widths[1]),
+                r[2].rjust(widths[2]),
+                r[3].rjust(widths[3]),
+                r[4].rjust(widths[4]),
+                r[5],
+            ]
+            lines.append("  ".join(cells).rstrip())
+            if j == 0:
+                lines.append("  ".join("-" * w for w in widths) + "  --")
+        if self.out is not None:
+            lines.append("")
+            lines.append(f"{self.output} written to {self.out}")
+        return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Sinks: where violations go (counts, pairs, blocks) and the files they are written to."""

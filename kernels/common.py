@@ -1,0 +1,174 @@
+"""Shared numba helpers over pairs of tid sets (DESIGN §2 "Representation").
+
+A batch of groups is a tid buffer ``buf`` (int32) and a descriptor array
+``desc`` (int64, one row per group) of eight columns::
+
+    LS, LE, LHS, LHE, RS, RE, RHS, RHE
+
+The left side of group ``g`` is ``buf[LS:LE]`` minus the sub-slice
+``buf[LHS:LHE]`` (the *hole*; an empty hole is always written ``LHS == LHE
+== LS``), the right side likewise.  A group stands for every ``(t, t')`` with ``t`` in the left side,
+``t'`` in the right side and ``t != t'``.  Sides are slices of sorted copies,
+so suffixes (HSM) and "all but one value" (non-equality) cost O(1) each.
+
+Predicates are encoded as small int arrays: ``pa[k]``/``pb[k]`` are the rows of
+the code matrix for the ``t`` and ``t'`` operand, ``po[k]`` the operator.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+LS, LE, LHS, LHE, RS, RE, RHS, RHE = range(8)
+
+OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE = range(6)
+OP_CODES = {"=": OP_EQ, "!=": OP_NE, "<": OP_LT, "<=": OP_LE, ">": OP_GT, ">=": OP_GE}
+#: ``a op b`` <=> ``b FLIP[op] a`` on codes
+OP_FLIP = np.array([OP_EQ, OP_NE, OP_GT, OP_GE, OP_LT, OP_LE], np.int64)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def compare(a, op, b):
+    """``a op b`` on non-NULL codes."""
+    if op == 0:
+        return a == b
+    if op == 1:
+        return a != b
+    if op == 2:
+        return a < b
+    if op == 3:
+        return a <= b
+    if op == 4:
+        return a > b
+    return a >= b
+
+
+@njit(cache=True, nogil=True, inline="always")
+def holds(codes, pa, pb, po, start, t, u):
+    """Do predicates ``start..`` hold for the pair ``(t, u)`` (NULL -> false)?"""
+    for k in range(start, pa.shape[0]):
+        x = codes[pa[k], t]
+        y = codes[pb[k], u]
+        if x < 0 or y < 0:
+            return False
+        if not compare(x, po[k], y):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def side_size(desc, g, s):
+    """Number of tids on side ``s`` (0 = left, 4 = right) of group ``g``."""
+    return (desc[g, s + 1] - desc[g, s]) - (desc[g, s + 3] - desc[g, s + 2])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def is_reflexive(desc, g):
+    """Both sides are the same set (kernels always write an empty hole as ``(S, S)``)."""
+    return (
+        desc[g, 0] == desc[g, 4]
+        and desc[g, 1] == desc[g, 5]
+        and desc[g, 2] == desc[g, 6]
+        and desc[g, 3] == desc[g, 7]
+    )
+
+
+@njit(cache=True, nogil=True)
+def gather(buf, desc, g, s, col, nonnull_rows, out):
+    """Copy the tids of side ``s`` of group ``g`` into ``out``, keeping only rows
+    whose codes in every row of ``nonnull_rows`` are non-NULL; returns the count.
+    ``col`` is the code matrix."""
+    m = 0
+    i = desc[g, s]
+    e = desc[g, s + 1]
+    hs = desc[g, s + 2]
+    he = desc[g, s + 3]
+    nk = nonnull_rows.shape[0]
+    while i < e:
+        if i == hs and he > hs:
+            i = he
+            continue
+        t = buf[i]
+        ok = True
+        for k in range(nk):
+            if col[nonnull_rows[k], t] < 0:
+                ok = False
+                break
+        if ok:
+            out[m] = t
+            m += 1
+        i += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def sort_by_key(tids, keys, domain):
+    """``tids`` ordered by ``keys[tids]`` (stable); counting sort when the key
+    domain is small against the number of tids, else merge sort."""
+    m = tids.shape[0]
+    if m <= 1:
+        return tids.copy()
+    if domain > 0 and domain <= 4 * m + 64:
+        cnt = np.zeros(domain + 1, np.int64)
+        for i in range(m):
+            cnt[keys[tids[i]] + 1] += 1
+        for v in range(domain):
+            cnt[v + 1] += cnt[v]
+        out = np.empty(m, tids.dtype)
+        for i in range(m):
+            k = keys[tids[i]]
+            out[cnt[k]] = tids[i]
+            cnt[k] += 1
+        return out
+    kv = np.empty(m, np.int64)
+    for i in range(m):
+        kv[i] = keys[tids[i]]
+    order = np.argsort(kv, kind="mergesort")
+    out = np.empty(m, tids.dtype)
+    for i in range(m):
+        out[i] = tids[order[i]]
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def lower_bound(a, n, x):
+    """First index ``i < n`` with ``a[i] >= x`` (``n`` if none)."""
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True, inline="always")
+def upper_bound(a, n, x):
+    """First index ``i < n`` with ``a[i] > x`` (``n`` if none)."""
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] <= x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def compare_arrays(x: np.ndarray, op: int, y) -> np.ndarray:
+    """Vectorized ``x op y`` on codes (NULL handling is the caller's)."""
+    if op == OP_EQ:
+        return x == y
+    if op == OP_NE:
+        return x != y
+    if op == OP_LT:
+        return x < y
+    if op == OP_LE:
+        return x <= y
+    if op == OP_GT:
+        return x > y
+    return x >= y

@@ -1,0 +1,217 @@
+"""Refinement kernels: a batch of groups and one predicate ``t.A op t'.B`` in,
+the sub-pairs that satisfy it out (paper §3.2, §5).
+
+All three share one shape.  Pass 1 copies each side of every input group,
+without NULLs, sorted by its column's code into a new buffer; a reflexive
+group refined on a single column is copied once (paper §5.1 "avoiding scans
+in reflexive pairs": no probe side).  Pass 2 walks the runs of equal codes
+and writes output groups as slices of those copies:
+
+* equality (§5.1): ``(L_v, R_v)`` for every value ``v`` on both sides;
+* non-equality (§5.2): ``(L_v, R minus R_v)`` -- the hole is the run ``R_v``;
+* inequality, HSM (§5.3): ``(L_v, R_{>v})`` -- a suffix (or prefix) of the
+  sorted right copy; consecutive left runs with the same boundary merge into
+  one group, as in VioFinder's incremental merge.
+
+Output size is O(|L| + |R| + groups) per input group, never sum |R_i|.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from facet.kernels.common import gather, is_reflexive, side_size, sort_by_key
+
+KIND_EQ = 0
+KIND_NE = 1
+KIND_INEQ = 2
+
+
+@njit(cache=True, nogil=True)
+def _copy_sorted(buf, desc, codes, ra, rb, dom):
+    """Pass 1: sorted non-NULL copies of every side.
+
+    Returns the new buffer and ``info`` rows ``(l_start, l_len, r_start, r_len)``;
+    a shared copy has ``r_start == l_start``.
+    """
+    g_n = desc.shape[0]
+    total = 0
+    for g in range(g_n):
+        if ra == rb and is_reflexive(desc, g):
+            total += side_size(desc, g, 0)
+        else:
+            total += side_size(desc, g, 0) + side_size(desc, g, 4)
+    out = np.empty(total, np.int32)
+    info = np.empty((g_n, 4), np.int64)
+    nn_a = np.empty(1, np.int64)
+    nn_a[0] = ra
+    nn_b = np.empty(1, np.int64)
+    nn_b[0] = rb
+    ka = codes[ra]
+    kb = codes[rb]
+    pos = 0
+    for g in range(g_n):
+        shared = ra == rb and is_reflexive(desc, g)
+        tmp = np.empty(side_size(desc, g, 0), np.int32)
+        m = gather(buf, desc, g, 0, codes, nn_a, tmp)
+        srt = sort_by_key(tmp[:m], ka, dom)
+        out[pos : pos + m] = srt
+        info[g, 0] = pos
+        info[g, 1] = m
+        pos += m
+        if shared:
+            info[g, 2] = info[g, 0]
+            info[g, 3] = m
+            continue
+        tmp = np.empty(side_size(desc, g, 4), np.int32)
+        m = gather(buf, desc, g, 4, codes, nn_b, tmp)
+        srt = sort_by_key(tmp[:m], kb, dom)
+        out[pos : pos + m] = srt
+        info[g, 2] = pos
+        info[g, 3] = m
+        pos += m
+    return out[:pos], info
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put(odesc, k, write, ls, le, lhs, lhe, rs, re, rhs, rhe):
+    if write:
+        odesc[k, 0] = ls
+        odesc[k, 1] = le
+        odesc[k, 2] = lhs
+        odesc[k, 3] = lhe
+        odesc[k, 4] = rs
+        odesc[k, 5] = re
+        odesc[k, 6] = rhs
+        odesc[k, 7] = rhe
+    return k + 1
+
+
+@njit(cache=True, nogil=True)
+def _emit(obuf, info, codes, ra, rb, kind, op, odesc, write):
+    """Pass 2: walk runs of the sorted copies, count (``write=False``) or write groups."""
+    ka = codes[ra]
+    kb = codes[rb]
+    k = 0
+    for g in range(info.shape[0]):
+        l0 = info[g, 0]
+        l1 = l0 + info[g, 1]
+        r0 = info[g, 2]
+        r1 = r0 + info[g, 3]
+        if l0 == l1 or r0 == r1:
+            continue
+        shared = l0 == r0
+        if shared:
+            # one sorted copy S of a reflexive group, single column
+            i = l0
+            while i < l1:
+                v = ka[obuf[i]]
+                j = i + 1
+                while j < l1 and ka[obuf[j]] == v:
+                    j += 1
+                if kind == 0:
+                    if j - i >= 2:
+                        k = _put(odesc, k, write, i, j, i, i, i, j, i, i)
+                elif kind == 1:
+                    if j - i < l1 - l0:
+                        k = _put(odesc, k, write, i, j, i, i, l0, l1, i, j)
+                else:
+                    if op == 2:  # <
+                        if j < l1:
+                            k = _put(odesc, k, write, i, j, i, i, j, l1, j, j)
+                    elif op == 3:  # <=
+                        if l1 - i >= 2:
+                            k = _put(odesc, k, write, i, j, i, i, i, l1, i, i)
+                    elif op == 4:  # >
+                        if i > l0:
+                            k = _put(odesc, k, write, i, j, i, i, l0, i, l0, l0)
+                    else:  # >=
+                        if j - l0 >= 2:
+                            k = _put(odesc, k, write, i, j, i, i, l0, j, l0, l0)
+                i = j
+            continue
+        # two copies: L sorted by A, R sorted by B; merge by code
+        i = l0
+        p = r0  # first R index with code >= current L code
+        q = r0  # first R index with code > current L code
+        pend_s = -1  # pending merged L range (inequality)
+        pend_e = -1
+        pend_b0 = -1
+        pend_b1 = -1
+        while i < l1:
+            v = ka[obuf[i]]
+            j = i + 1
+            while j < l1 and ka[obuf[j]] == v:
+                j += 1
+            while p < r1 and kb[obuf[p]] < v:
+                p += 1
+            if q < p:
+                q = p
+            while q < r1 and kb[obuf[q]] <= v:
+                q += 1
+            if kind == 0:
+                if q > p and not (j - i == 1 and q - p == 1 and obuf[i] == obuf[p]):
+                    k = _put(odesc, k, write, i, j, i, i, p, q, p, p)
+            elif kind == 1:
+                if (r1 - r0) - (q - p) > 0:
+                    if q > p:
+                        k = _put(odesc, k, write, i, j, i, i, r0, r1, p, q)
+                    else:
+                        k = _put(odesc, k, write, i, j, i, i, r0, r1, r0, r0)
+            else:
+                if op == 2:
+                    b0 = q
+                    b1 = r1
+                elif op == 3:
+                    b0 = p
+                    b1 = r1
+                elif op == 4:
+                    b0 = r0
+                    b1 = p
+                else:
+                    b0 = r0
+                    b1 = q
+                if pend_s >= 0 and b0 == pend_b0 and b1 == pend_b1:
+                    pend_e = j
+                else:
+                    if pend_s >= 0 and pend_b1 > pend_b0:
+                        k = _put(
+                            odesc,
+                            k,
+                            write,
+                            pend_s,
+                            pend_e,
+                            pend_s,
+                            pend_s,
+                            pend_b0,
+                            pend_b1,
+                            pend_b0,
+                            pend_b0,
+                        )
+                    pend_s = i
+                    pend_e = j
+                    pend_b0 = b0
+                    pend_b1 = b1
+            i = j
+        if kind == 2 and pend_s >= 0 and pend_b1 > pend_b0:
+            k = _put(
+                odesc, k, write, pend_s, pend_e, pend_s, pend_s, pend_b0, pend_b1, pend_b0, pend_b0
+            )
+    return k
+
+
+@njit(cache=True, nogil=True)
+def refine(buf, desc, codes, ra, rb, dom, kind, op):
+    """Refine the groups ``(buf, desc)`` by ``t.<row ra> op t'.<row rb>``.
+
+    ``kind`` is 0 (equality), 1 (non-equality) or 2 (inequality, HSM; ``op`` one
+    of the ``OP_*`` order codes); ``dom`` bounds the codes (for counting sort).
+    Returns the new ``(buf, desc)``.
+    """
+    obuf, info = _copy_sorted(buf, desc, codes, ra, rb, dom)
+    dummy = np.empty((0, 8), np.int64)
+    n_out = _emit(obuf, info, codes, ra, rb, kind, op, dummy, False)
+    odesc = np.empty((n_out, 8), np.int64)
+    _emit(obuf, info, codes, ra, rb, kind, op, odesc, True)
+    return obuf, odesc
