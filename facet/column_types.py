@@ -164,61 +164,109 @@ def parse_schema(spec: str | dict[str, str] | None) -> dict[str, str]:
 
 # ---------------------------------------------------------------- CSV text parsing
 
-
-def _trim(arr: pa.Array) -> pa.Array:
-    return pc.utf8_trim_whitespace(arr)
+_NULL_STR = pa.nulls(1, pa.string())[0]
 
 
-def number_mask(arr: pa.Array) -> pa.Array:
-    """True where the (trimmed) text is a number of DESIGN §1's grammar."""
-    return pc.fill_null(pc.match_substring_regex(_trim(arr), NUMBER_RE), _FALSE)
+class TextColumn:
+    """One CSV text column, with each parse computed at most once."""
 
+    def __init__(self, arr: pa.Array) -> None:
+        self.raw = arr
+        self.nonempty = len(arr) - arr.null_count
+        self._trimmed: pa.Array | None = None
+        self._num_ok: pa.Array | None = None
+        self._floats: pa.Array | None = None
+        self._integral: bool | None = None
+        self._n_iso: int | None = None
 
-def iso_mask(arr: pa.Array) -> pa.Array:
-    return pc.fill_null(pc.match_substring_regex(_trim(arr), ISO_RE), _FALSE)
+    @property
+    def trimmed(self) -> pa.Array:
+        if self._trimmed is None:
+            self._trimmed = pc.utf8_trim_whitespace(self.raw)
+        return self._trimmed
+
+    @property
+    def num_ok(self) -> pa.Array:
+        """True where the trimmed text is a number of DESIGN §1's grammar."""
+        if self._num_ok is None:
+            self._num_ok = pc.fill_null(pc.match_substring_regex(self.trimmed, NUMBER_RE), _FALSE)
+        return self._num_ok
+
+    @property
+    def n_num(self) -> int:
+        return int(pc.sum(self.num_ok).as_py() or 0)
+
+    @property
+    def n_iso(self) -> int:
+        if self._n_iso is None:
+            ok = pc.fill_null(pc.match_substring_regex(self.trimmed, ISO_RE), _FALSE)
+            self._n_iso = int(pc.sum(ok).as_py() or 0)
+        return self._n_iso
+
+    @property
+    def floats(self) -> pa.Array:
+        """float64, NULL where not a number."""
+        if self._floats is None:
+            good = pc.if_else(self.num_ok, self.trimmed, _NULL_STR)
+            self._floats = pc.cast(good, pa.float64())
+        return self._floats
+
+    @property
+    def integral(self) -> bool:
+        """Every parsed value is a whole number that fits int64."""
+        if self._integral is None:
+            f = self.floats.to_numpy(zero_copy_only=False)
+            finite = f[~np.isnan(f)]
+            self._integral = bool(np.all(finite == np.floor(finite))) and (
+                finite.size == 0 or float(np.max(np.abs(finite))) < 2.0**63
+            )
+        return self._integral
+
+    def ints(self) -> pa.Array:
+        """Exact int64 (integer literals parsed as integers, others via float)."""
+        t = self.trimmed
+        pure = pc.fill_null(pc.match_substring_regex(t, INT_RE), _FALSE)
+        stripped = pc.replace_substring_regex(t, r"^\+", "")
+        try:
+            ints = pc.cast(pc.if_else(pure, stripped, _NULL_STR), pa.int64())
+        except pa.ArrowInvalid:  # beyond int64
+            return self.floats
+        other = pc.and_(self.num_ok, pc.invert(pure))
+        if pc.any(other).as_py():
+            ints = pc.if_else(other, pc.cast(self.floats, pa.int64()), ints)
+        return ints
+
+    def parse(self, kind: str) -> pa.Array:
+        """The column as ``kind`` ('int', 'float', 'timestamp', 'text'); unparsable -> NULL."""
+        if kind == "text":
+            return self.raw
+        if kind == "timestamp":
+            return parse_timestamps(self.raw)
+        if kind == "int":
+            return self.ints()
+        return self.floats
 
 
 def parse_numbers(arr: pa.Array) -> tuple[pa.Array, bool]:
     """Text -> float64 (NULL where not a number); also whether all parsed values are integral."""
-    t = _trim(arr)
-    ok = pc.fill_null(pc.match_substring_regex(t, NUMBER_RE), _FALSE)
-    good = pc.if_else(ok, t, pa.scalar(None, pa.string()))
-    vals = pc.cast(good, pa.float64())
-    f = vals.to_numpy(zero_copy_only=False)
-    finite = f[~np.isnan(f)]
-    integral = bool(np.all(finite == np.floor(finite))) and (
-        finite.size == 0 or float(np.max(np.abs(finite))) < 2.0**63
-    )
-    return vals, integral
+    col = TextColumn(arr)
+    return col.floats, col.integral
 
 
 def parse_ints(arr: pa.Array) -> pa.Array:
-    """Text already known to be integral numbers -> exact int64."""
-    t = _trim(arr)
-    ok = pc.fill_null(pc.match_substring_regex(t, NUMBER_RE), _FALSE)
-    pure = pc.fill_null(pc.match_substring_regex(t, INT_RE), _FALSE)
-    stripped = pc.replace_substring_regex(t, r"^\+", "")
-    as_int = pc.if_else(pure, stripped, pa.scalar(None, pa.string()))
-    try:
-        ints = pc.cast(as_int, pa.int64())
-    except pa.ArrowInvalid:  # beyond int64: caller falls back to float
-        raise OverflowError from None
-    other = pc.and_(ok, pc.invert(pure))
-    if pc.any(other).as_py():
-        floats = pc.cast(pc.if_else(other, t, pa.scalar(None, pa.string())), pa.float64())
-        ints = pc.if_else(other, pc.cast(floats, pa.int64()), ints)
-    return ints
+    """Text of integral numbers -> exact int64."""
+    return TextColumn(arr).ints()
 
 
 def parse_timestamps(arr: pa.Array) -> pa.Array:
     """ISO-8601 text -> timestamp[us, UTC] (naive times are UTC); NULL where not ISO."""
-    t = _trim(arr)
+    t = pc.utf8_trim_whitespace(arr)
     ok = pc.fill_null(pc.match_substring_regex(t, ISO_RE), _FALSE)
     zoned = pc.and_(ok, pc.fill_null(pc.match_substring_regex(t, _ZONE_RE), _FALSE))
     naive = pc.and_(ok, pc.invert(zoned))
     t = pc.replace_substring_regex(t, "z$", "Z")
-    out_naive = _cast_ts(pc.if_else(naive, t, pa.scalar(None, pa.string())), None)
-    out_zoned = _cast_ts(pc.if_else(zoned, t, pa.scalar(None, pa.string())), "UTC")
+    out_naive = _cast_ts(pc.if_else(naive, t, _NULL_STR), None)
+    out_zoned = _cast_ts(pc.if_else(zoned, t, _NULL_STR), "UTC")
     return pc.if_else(naive, out_naive, pc.cast(out_zoned, pa.timestamp("us", tz="UTC")))
 
 
@@ -251,17 +299,7 @@ def _cast_ts(arr: pa.Array, tz: str | None) -> pa.Array:
 
 def parse_text_as(arr: pa.Array, kind: str) -> pa.Array:
     """Parse CSV text as ``kind`` ('int', 'float', 'timestamp', 'text'); unparsable -> NULL."""
-    if kind == "text":
-        return arr
-    if kind == "timestamp":
-        return parse_timestamps(arr)
-    vals, integral = parse_numbers(arr)
-    if kind == "int":
-        try:
-            return parse_ints(arr)
-        except OverflowError:
-            return vals
-    return vals
+    return TextColumn(arr).parse(kind)
 
 
 # ---------------------------------------------------------------- typed columns

@@ -18,11 +18,10 @@ import pyarrow.compute as pc
 from facet.column_types import (
     ColumnUse,
     Component,
+    TextColumn,
     common_kind,
-    iso_mask,
     native_kind,
     normalize_native,
-    number_mask,
     parse_ints,
     parse_numbers,
     parse_text_as,
@@ -70,16 +69,14 @@ def _component_arrays(
     kinds: dict[str, str] = {}
     typed: dict[str, pa.Array] = {}
     if source.text:
+        text = {c: TextColumn(raw[c]) for c in comp.columns}
         inferred = None
         if comp.ordered and any(c not in schema for c in comp.columns):
-            n_num = n_iso = n_nonempty = 0
-            for c in comp.columns:
-                if c in schema:
-                    continue
-                a = raw[c]
-                n_nonempty += len(a) - a.null_count
-                n_num += int(pc.sum(number_mask(a)).as_py() or 0)
-                n_iso += int(pc.sum(iso_mask(a)).as_py() or 0)
+            free = [text[c] for c in comp.columns if c not in schema]
+            n_nonempty = sum(t.nonempty for t in free)
+            n_num = sum(t.n_num for t in free)
+            # a value is never both a number and an ISO date: count dates only if they could win
+            n_iso = sum(t.n_iso for t in free) if n_nonempty - n_num > n_num else 0
             if n_nonempty > 0 and n_num == 0 and n_iso == 0:
                 cols = ", ".join(f"'{c}'" for c in comp.columns if c not in schema)
                 dc = use.first_use[comp.columns[0]]
@@ -94,12 +91,12 @@ def _component_arrays(
         # one numeric type for the inferred columns: int64 only when every value is integral
         numbers = [c for c in comp.columns if kinds[c] == "number"]
         if numbers:
-            integral = all(_numbers_integral(raw[c])[1] for c in numbers)
+            integral = all(text[c].integral for c in numbers)
             for c in numbers:
                 kinds[c] = "int" if integral else "float"
         for c in comp.columns:
             a = raw[c]
-            parsed = parse_text_as(a, kinds[c])
+            parsed = text[c].parse(kinds[c])
             if kinds[c] != "text":
                 bad = (len(a) - a.null_count) - (len(parsed) - parsed.null_count)
                 if bad:
@@ -117,9 +114,10 @@ def _component_arrays(
             if c in schema and schema[c] != "text":
                 want = schema[c]
                 if k == "text":
+                    tc = TextColumn(a)
                     if want == "number":
-                        want = "int" if _numbers_integral(a)[1] else "float"
-                    typed[c] = parse_text_as(a, want)
+                        want = "int" if tc.integral else "float"
+                    typed[c] = tc.parse(want)
                     kinds[c] = want
                     continue
                 want = "float" if want == "number" and k not in ("int", "bool") else want
@@ -164,11 +162,6 @@ def _arrow_type(kind: str) -> pa.DataType:
         "text": pa.string(),
         "timestamp": pa.timestamp("us", tz="UTC"),
     }[kind]
-
-
-def _numbers_integral(a: pa.Array) -> tuple[int, bool]:
-    vals, integral = parse_numbers(a)
-    return len(vals) - vals.null_count, integral
 
 
 def _first_unparsed(raw: pa.Array, parsed: pa.Array) -> str:

@@ -45,32 +45,77 @@ def _flip(op):
 
 
 @njit(cache=True, nogil=True)
-def _count_one(qk, pk, op, out):
+def _order(keys, dom):
+    """A stable permutation sorting ``keys`` (codes in ``[0, dom)``): counting
+    sort when the domain is small against the input, else merge sort."""
+    m = keys.shape[0]
+    if dom <= 4 * m + 64:
+        cnt = np.zeros(dom + 1, np.int64)
+        for i in range(m):
+            cnt[keys[i] + 1] += 1
+        for v in range(dom):
+            cnt[v + 1] += cnt[v]
+        out = np.empty(m, np.int64)
+        for i in range(m):
+            k = keys[i]
+            out[cnt[k]] = i
+            cnt[k] += 1
+        return out
+    return np.argsort(keys, kind="mergesort")
+
+
+@njit(cache=True, nogil=True)
+def _count_one(qk, pk, op, dom, out):
     """``out[i] = #{j : qk[i] op pk[j]}`` for an order operator ``op``."""
+    m = pk.shape[0]
+    if dom <= 4 * (m + qk.shape[0]) + 64:
+        # le[v] = #{p <= v - 1}: a histogram's prefix sums
+        le = np.zeros(dom + 1, np.int64)
+        for j in range(m):
+            le[pk[j] + 1] += 1
+        for v in range(dom):
+            le[v + 1] += le[v]
+        for i in range(qk.shape[0]):
+            x = qk[i]
+            if op == 2:  # p > x
+                out[i] = m - le[x + 1]
+            elif op == 3:  # p >= x
+                out[i] = m - le[x]
+            elif op == 4:  # p < x
+                out[i] = le[x]
+            else:  # p <= x
+                out[i] = le[x + 1]
+        return
     s = np.sort(pk)
-    m = s.shape[0]
     for i in range(qk.shape[0]):
         x = qk[i]
-        if op == 2:  # x < p
+        if op == 2:
             out[i] = m - upper_bound(s, m, x)
-        elif op == 3:  # x <= p
+        elif op == 3:
             out[i] = m - lower_bound(s, m, x)
-        elif op == 4:  # x > p
+        elif op == 4:
             out[i] = lower_bound(s, m, x)
-        else:  # x >= p
+        else:
             out[i] = upper_bound(s, m, x)
 
 
 @njit(cache=True, nogil=True)
-def _count_two(q1, q2, p1, p2, op1, op2, out):
-    """``out[i] = #{j : q1[i] op1 p1[j] and q2[i] op2 p2[j]}`` (dominance counting)."""
+def _count_two(q1, q2, p1, p2, op1, op2, dom1, dom2, out):
+    """``out[i] = #{j : q1[i] op1 p1[j] and q2[i] op2 p2[j]}`` (dominance counting):
+    sweep on the first key, Fenwick tree over the second (codes directly when
+    their domain is small, else compressed ranks)."""
     mq = q1.shape[0]
     mp = p1.shape[0]
-    u = np.unique(p2)
-    nu = u.shape[0]
+    direct = dom2 <= 4 * (mq + mp) + 64
+    if direct:
+        nu = dom2
+        u = np.empty(0, np.int64)
+    else:
+        u = np.unique(p2)
+        nu = u.shape[0]
     fen = np.zeros(nu + 1, np.int64)
-    oq = np.argsort(q1, kind="mergesort")
-    op_ = np.argsort(p1, kind="mergesort")
+    oq = _order(q1, dom1)
+    op_ = _order(p1, dom1)
     inserted = 0
     ascending = op1 == 4 or op1 == 5  # q > p / q >= p: points with small keys first
     j = 0
@@ -90,17 +135,18 @@ def _count_two(q1, q2, p1, p2, op1, op2, out):
                 ok = y >= x
             if not ok:
                 break
-            r = lower_bound(u, nu, p2[pj]) + 1
+            r = p2[pj] + 1 if direct else lower_bound(u, nu, p2[pj]) + 1
             while r <= nu:
                 fen[r] += 1
                 r += r & (-r)
             inserted += 1
             j += 1
         z = q2[i]
-        if op2 == 2 or op2 == 5:  # need p > z  or  p <= z : split at upper_bound
-            r = upper_bound(u, nu, z)
-        else:  # p >= z or p < z : split at lower_bound
-            r = lower_bound(u, nu, z)
+        # r = number of Fenwick slots at or below the split
+        if op2 == 2 or op2 == 5:  # p > z  /  p <= z : split after z
+            r = min(z + 1, nu) if direct else upper_bound(u, nu, z)
+        else:  # p >= z  /  p < z : split before z
+            r = min(z, nu) if direct else lower_bound(u, nu, z)
         below = 0
         while r > 0:
             below += fen[r]
@@ -113,21 +159,32 @@ def _count_two(q1, q2, p1, p2, op1, op2, out):
 
 @njit(cache=True, nogil=True)
 def count_groups(
-    buf, desc, codes, pa, pb, po, nl, nr, sign, deg_l, deg_r, stamp, stamp_id, todo, nested
+    buf, desc, codes, doms, pa, pb, po, nl, nr, sign, deg_l, deg_r, stamp, stamp_id, todo, nested
 ):
     """Add ``sign`` x the degrees of every group under predicates ``(pa, pb, po)``.
 
-    Groups with at most ``nested`` candidate pairs go pair by pair.
+    ``doms[r]`` bounds the codes of code row ``r``.  A group goes pair by pair
+    when it has at most ``nested`` candidate pairs and that is cheaper than the
+    closed forms (always, when none applies).
     Rows with a NULL in any code row of ``nl`` (left) / ``nr`` (right) leave their
     side first.  Groups that are neither small nor answerable in closed form
     (more than two predicates, or any non-order predicate) are flagged in
     ``todo`` and left untouched.  Returns the last stamp id used.
     """
     k = pa.shape[0]
-    fast = k <= 2
+    n_ne = 0
+    n_ord = 0
     for i in range(k):
-        if po[i] < 2:
-            fast = False
+        if po[i] >= 2:
+            n_ord += 1
+        elif po[i] == 1:
+            n_ne += 1
+    fast = n_ord == k and k <= 2
+    # pair by pair beats the closed forms only on small groups: their cost is about
+    # (|L| + |R|) x 16 per term, and non-equalities cost 2^j terms
+    factor = 16
+    if not fast:
+        factor = 16 << min(n_ne, 8) if n_ord <= 2 and n_ord + n_ne == k else 1 << 40
     for g in range(desc.shape[0]):
         L = np.empty(side_size(desc, g, 0), np.int32)
         ml = gather(buf, desc, g, 0, codes, nl, L)
@@ -137,7 +194,7 @@ def count_groups(
         mr = gather(buf, desc, g, 4, codes, nr, R)
         if mr == 0:
             continue
-        if ml * mr <= nested:
+        if ml * mr <= nested and ml * mr <= factor * (ml + mr):
             for a in range(ml):
                 t = L[a]
                 for b in range(mr):
@@ -162,9 +219,10 @@ def count_groups(
             for b in range(mr):
                 pbv[b] = codes[pb[0], R[b]]
             cl = np.empty(ml, np.int64)
-            _count_one(qa, pbv, po[0], cl)
+            d = doms[pb[0]]
+            _count_one(qa, pbv, po[0], d, cl)
             cr = np.empty(mr, np.int64)
-            _count_one(pbv, qa, _flip(po[0]), cr)
+            _count_one(pbv, qa, _flip(po[0]), d, cr)
             for a in range(ml):
                 deg_l[L[a]] += sign * cl[a]
             for b in range(mr):
@@ -181,9 +239,11 @@ def count_groups(
                 pb1[b] = codes[pb[0], R[b]]
                 pb2[b] = codes[pb[1], R[b]]
             cl = np.empty(ml, np.int64)
-            _count_two(qa1, qa2, pb1, pb2, po[0], po[1], cl)
+            d1 = doms[pb[0]]
+            d2 = doms[pb[1]]
+            _count_two(qa1, qa2, pb1, pb2, po[0], po[1], d1, d2, cl)
             cr = np.empty(mr, np.int64)
-            _count_two(pb1, pb2, qa1, qa2, _flip(po[0]), _flip(po[1]), cr)
+            _count_two(pb1, pb2, qa1, qa2, _flip(po[0]), _flip(po[1]), d1, d2, cr)
             for a in range(ml):
                 deg_l[L[a]] += sign * cl[a]
             for b in range(mr):

@@ -33,7 +33,10 @@ def _copy_sorted(buf, desc, codes, ra, rb, dom):
     """Pass 1: sorted non-NULL copies of every side.
 
     Returns the new buffer and ``info`` rows ``(l_start, l_len, r_start, r_len)``;
-    a shared copy has ``r_start == l_start``.
+    a shared copy has ``r_start == l_start``.  When the batch holds many tids
+    against the code domain, all sides are sorted at once (one counting sort by
+    code, then a stable scatter to their segments: O(N + domain)); otherwise
+    each side on its own.
     """
     g_n = desc.shape[0]
     total = 0
@@ -50,28 +53,67 @@ def _copy_sorted(buf, desc, codes, ra, rb, dom):
     nn_b[0] = rb
     ka = codes[ra]
     kb = codes[rb]
+    # gather (unsorted) into segments
+    shared = np.zeros(g_n, np.bool_)
     pos = 0
     for g in range(g_n):
-        shared = ra == rb and is_reflexive(desc, g)
-        tmp = np.empty(side_size(desc, g, 0), np.int32)
-        m = gather(buf, desc, g, 0, codes, nn_a, tmp)
-        srt = sort_by_key(tmp[:m], ka, dom)
-        out[pos : pos + m] = srt
+        m = gather(buf, desc, g, 0, codes, nn_a, out[pos:])
         info[g, 0] = pos
         info[g, 1] = m
         pos += m
-        if shared:
+        if ra == rb and is_reflexive(desc, g):
+            shared[g] = True
             info[g, 2] = info[g, 0]
             info[g, 3] = m
             continue
-        tmp = np.empty(side_size(desc, g, 4), np.int32)
-        m = gather(buf, desc, g, 4, codes, nn_b, tmp)
-        srt = sort_by_key(tmp[:m], kb, dom)
-        out[pos : pos + m] = srt
+        m = gather(buf, desc, g, 4, codes, nn_b, out[pos:])
         info[g, 2] = pos
         info[g, 3] = m
         pos += m
-    return out[:pos], info
+    out = out[:pos]
+    if pos > 1 and g_n > 1 and dom <= 4 * pos + 64:
+        cnt = np.zeros(dom + 1, np.int64)
+        key = np.empty(pos, np.int32)
+        for g in range(g_n):
+            for i in range(info[g, 0], info[g, 0] + info[g, 1]):
+                key[i] = ka[out[i]]
+            if not shared[g]:
+                for i in range(info[g, 2], info[g, 2] + info[g, 3]):
+                    key[i] = kb[out[i]]
+        for i in range(pos):
+            cnt[key[i] + 1] += 1
+        for v in range(dom):
+            cnt[v + 1] += cnt[v]
+        order = np.empty(pos, np.int64)
+        for i in range(pos):
+            k = key[i]
+            order[cnt[k]] = i
+            cnt[k] += 1
+        # stable scatter back to each item's own segment
+        seg_end = np.empty(pos, np.int64)  # for item i: the cursor slot of its segment
+        cursor = np.empty(2 * g_n, np.int64)
+        for g in range(g_n):
+            cursor[2 * g] = info[g, 0]
+            for i in range(info[g, 0], info[g, 0] + info[g, 1]):
+                seg_end[i] = 2 * g
+            if not shared[g]:
+                cursor[2 * g + 1] = info[g, 2]
+                for i in range(info[g, 2], info[g, 2] + info[g, 3]):
+                    seg_end[i] = 2 * g + 1
+        srt = np.empty(pos, np.int32)
+        for j in range(pos):
+            i = order[j]
+            sgi = seg_end[i]
+            srt[cursor[sgi]] = out[i]
+            cursor[sgi] += 1
+        return srt, info
+    for g in range(g_n):
+        s0 = info[g, 0]
+        out[s0 : s0 + info[g, 1]] = sort_by_key(out[s0 : s0 + info[g, 1]], ka, dom)
+        if not shared[g]:
+            s1 = info[g, 2]
+            out[s1 : s1 + info[g, 3]] = sort_by_key(out[s1 : s1 + info[g, 3]], kb, dom)
+    return out, info
 
 
 @njit(cache=True, nogil=True, inline="always")

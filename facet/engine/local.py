@@ -67,6 +67,9 @@ class LocalEngine:
         self.config = config
         self.n = enc.n
         self._stamp = np.zeros(max(self.n, 1), np.int64)
+        self._doms = np.zeros(len(enc.index), np.int64)
+        for name, row in enc.index.items():
+            self._doms[row] = enc.domain[name]
         self._stamp_id = 0
 
     # ------------------------------------------------------------ filters, initial pairs
@@ -180,6 +183,7 @@ class LocalEngine:
             groups.buf,
             groups.desc,
             self.enc.codes,
+            self._doms,
             pa,
             pb,
             po,

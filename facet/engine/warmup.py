@@ -35,11 +35,27 @@ def warmup() -> float:
         stamp = np.zeros(n, np.int64)
         todo = np.zeros(len(grp), np.bool_)
         rows = np.array([0, 1], np.int64)
+        doms = np.array([6, 6], np.int64)
         for k in (0, 1, 2, 3):
             pa = rows[:1].repeat(k) if k else np.empty(0, np.int64)
             po = np.full(k, 2, np.int64)
             count_groups(
-                grp.buf, grp.desc, codes, pa, pa, po, rows, rows, 1, deg_l, deg_r, stamp, 0, todo, 4
+                grp.buf,
+                grp.desc,
+                codes,
+                doms,
+                pa,
+                pa,
+                po,
+                rows,
+                rows,
+                1,
+                deg_l,
+                deg_r,
+                stamp,
+                0,
+                todo,
+                4,
             )
         out1 = np.empty(16, np.int32)
         out2 = np.empty(16, np.int32)

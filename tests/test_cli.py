@@ -1,0 +1,317 @@
+"""The command line contract (DESIGN §5): JSON, pair files, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.feather as feather
+import pyarrow.parquet as pq
+import pytest
+
+from facet.cli import main
+from tests.naive import naive_pairs
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSPITAL = ROOT / "data" / "holoclean-hospital" / "hospital_100.csv"
+
+EMP = """name,dept,salary,rate,zip
+ann,a,100,1.5,01907
+bob,a,200,1.0,1907
+cid,b,150,2.0,01907
+dan,b,150,,02110
+eve,a,300,0.5,01907
+"""
+
+
+@pytest.fixture
+def emp(tmp_path: Path) -> Path:
+    p = tmp_path / "emp.csv"
+    p.write_text(EMP)
+    return p
+
+
+def run(args: list[str], capsys) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_document_shape(emp, capsys):
+    code, out, err = run(
+        [
+            "detect",
+            emp,
+            "--dc",
+            "not(t.dept = t'.dept and t.salary > t'.salary and t.rate > t'.rate)",
+            "--dc",
+            "zip -> dept",
+            "--dc",
+            "not(t.rate > 1.2)",
+            "--format",
+            "json",
+        ],
+        capsys,
+    )
+    doc = json.loads(out)  # stdout is the JSON document only
+    assert code == 1
+    assert doc["rows"] == 5
+    assert doc["engine"] == "local"
+    assert isinstance(doc["load_seconds"], float) and isinstance(doc["warmup_seconds"], float)
+    assert [d["id"] for d in doc["dcs"]] == [0, 1, 2]
+    d0, d1, d2 = doc["dcs"]
+    assert set(d0) >= {"id", "name", "dc", "violations", "rows_involved", "seconds"}
+    assert d0["name"] is None
+    assert d0["dc"] == "not(t.dept = t'.dept and t.salary > t'.salary and t.rate > t'.rate)"
+    # salary>salary' and rate>rate' in dept a: (bob, ann)=200>100,1.0>1.5 no; eve: 0.5 -> none;
+    # dept b: cid vs dan: dan's rate is NULL -> none
+    assert d0["violations"] == 0
+    # zip is text: 01907 (ann, cid, eve) -> depts a, b, a: 2*2 ordered pairs (ann,cid) etc.
+    assert d1["dc"] == "not(t.zip = t'.zip and t.dept != t'.dept)"
+    assert d1["violations"] == 4
+    assert d1["rows_involved"] == 3
+    assert d2["violations"] == 2 and d2["rows_involved"] == 2  # ann 1.5, cid 2.0
+    assert doc["total_violations"] == 6
+    assert err == ""
+
+
+def test_exit_codes(emp, capsys):
+    assert run(["detect", emp, "--dc", "not(t.salary > 1000)"], capsys)[0] == 0
+    assert run(["detect", emp, "--dc", "not(t.salary > 100)"], capsys)[0] == 1
+    assert run(["detect", emp, "--dc", "not(t.salary > 100)", "--exit-zero"], capsys)[0] == 0
+
+
+def test_rules_file_then_dc_numbering_and_names(emp, tmp_path, capsys):
+    rules = tmp_path / "r.txt"
+    rules.write_text("# comment\nfd1: zip -> dept\n\nt1&t2&EQ(t1.dept,t2.dept)&IQ(t1.zip,t2.zip)\n")
+    code, out, _ = run(
+        ["detect", emp, "--rules", rules, "--dc", "big: not(t.salary >= 300)", "--format", "json"],
+        capsys,
+    )
+    doc = json.loads(out)
+    assert [(d["id"], d["name"]) for d in doc["dcs"]] == [(0, "fd1"), (1, None), (2, "big")]
+
+
+def test_text_output_is_a_table(emp, capsys):
+    code, out, _ = run(["detect", emp, "--dc", "zip -> dept"], capsys)
+    assert "violations" in out and "rows" in out
+    assert "not(t.zip = t'.zip and t.dept != t'.dept)" in out
+
+
+def _expected_pairs(dc_text: str, table: pa.Table) -> set:
+    from facet.language import parse_dc
+
+    return naive_pairs(table, parse_dc(dc_text)[0])
+
+
+@pytest.mark.parametrize("ext", [".parquet", ".csv", ".arrow"])
+def test_pair_files(emp, tmp_path, ext, capsys):
+    out = tmp_path / f"pairs{ext}"
+    dc = "not(t.dept = t'.dept and t.salary < t'.salary)"
+    code, _, _ = run(
+        ["detect", emp, "--dc", dc, "--dc", "not(t.rate < 1.2)", "--output", "pairs", "--out", out],
+        capsys,
+    )
+    assert code == 1
+    if ext == ".parquet":
+        table = pq.read_table(out)
+    elif ext == ".csv":
+        table = pacsv.read_csv(out)
+    else:
+        table = feather.read_table(out)
+    assert table.column_names == ["dc", "t1", "t2"]
+    rows = table.to_pylist()
+    pairs = {(r["t1"], r["t2"]) for r in rows if r["dc"] == 0}
+    assert pairs == {(0, 1), (0, 4), (1, 4)}
+    singles = [r for r in rows if r["dc"] == 1]
+    assert sorted(r["t1"] for r in singles) == [1, 4]
+    assert all(r["t2"] is None for r in singles)
+    assert not list(tmp_path.glob(".facet-*"))
+
+
+def test_limit_is_per_dc(tmp_path, capsys):
+    out = tmp_path / "p.parquet"
+    code, stdout, _ = run(
+        [
+            "detect",
+            HOSPITAL,
+            "--dc",
+            "not(t.City = t'.City and t.Condition != t'.Condition)",
+            "--dc",
+            "not(t.State = t'.State and t.MeasureCode != t'.MeasureCode)",
+            "--output",
+            "pairs",
+            "--out",
+            out,
+            "--limit",
+            "7",
+            "--format",
+            "json",
+        ],
+        capsys,
+    )
+    doc = json.loads(stdout)
+    t = pq.read_table(out)
+    for d in doc["dcs"]:
+        assert d["violations"] > 7
+        assert d["written"] == 7
+        assert sum(1 for x in t.column("dc").to_pylist() if x == d["id"]) == 7
+
+
+def test_blocks_file(emp, tmp_path, capsys):
+    out = tmp_path / "b.parquet"
+    dc = "not(t.zip = t'.zip and t.dept != t'.dept)"
+    run(["detect", emp, "--dc", dc, "--output", "blocks", "--out", out], capsys)
+    t = pq.read_table(out)
+    assert t.column_names == ["dc", "block", "t1", "t2"]
+    got = {(a, b) for r in t.to_pylist() for a in r["t1"] for b in r["t2"] if a != b}
+    table = pacsv.read_csv(
+        emp, convert_options=pacsv.ConvertOptions(column_types={"zip": pa.string()})
+    )
+    assert got == _expected_pairs(dc, table)
+
+
+def test_pairs_inline_json_and_text(emp, capsys):
+    dc = "not(t.dept = t'.dept and t.salary < t'.salary)"
+    _, out, _ = run(["detect", emp, "--dc", dc, "--output", "pairs", "--format", "json"], capsys)
+    doc = json.loads(out)
+    assert sorted(map(tuple, doc["dcs"][0]["pairs"])) == [(0, 1), (0, 4), (1, 4)]
+    _, out, _ = run(["detect", emp, "--dc", dc, "--output", "pairs"], capsys)
+    assert "dc,t1,t2" in out and "0,0,4" in out
+
+
+def test_warnings_go_to_stderr(emp, capsys):
+    path = emp.parent / "w.csv"
+    path.write_text("a,b\n1,x\nNaN,y\n3,z\n")
+    code, out, err = run(["detect", path, "--dc", "not(t.a < t'.a)", "--format", "json"], capsys)
+    json.loads(out)
+    assert "warning" in err and "'a'" in err and "NaN" in err
+    assert json.loads(out)["warnings"]
+
+
+ERRORS = [
+    (["--dc", "not(t.agee = t'.age)"], "unknown column 'agee'"),
+    (["--dc", "not(t.zip = t'.zip and t.dept <> )"], ":1:"),
+    (["--dc", "not(t.name < t'.name)"], "none of its values is a number"),
+    (["--dc", 'not(t.salary > "abc")'], "constant"),
+    (["--dc", "zip -> dept", "--schema", "zip"], "--schema"),
+    (["--dc", "zip -> dept", "--schema", "zip:blob"], "unknown type"),
+    (["--dc", "zip -> dept", "--out", "x.xlsx", "--output", "pairs"], "unknown file type"),
+    (["--dc", "zip -> dept", "--limit", "-1"], "--limit"),
+    (["--dc", "zip -> dept", "--format", "yaml"], "--format"),
+    ([], "no denial constraints"),
+    (["--rules", "/nonexistent/rules.txt"], "cannot read rules file"),
+    (["--dc", "zip -> dept", "--engine", "spark"], "spark"),
+]
+
+
+@pytest.mark.parametrize(("extra", "needle"), ERRORS)
+def test_bad_input_is_one_line_and_exit_2(emp, extra, needle, capsys):
+    code, out, err = run(["detect", emp, *extra], capsys)
+    assert code == 2
+    assert out == ""
+    first = err.splitlines()[0]
+    assert first.startswith("facet: error: ")
+    assert needle in first
+    assert "Traceback" not in err
+
+
+def test_parse_error_has_caret(emp, capsys):
+    code, _, err = run(["detect", emp, "--dc", "not(t.zip = t'.zip and t.dept <> )"], capsys)
+    lines = err.splitlines()
+    assert code == 2 and len(lines) == 3
+    assert lines[2].strip() == "^"
+
+
+def test_bad_rules_file_names_file_line_column(emp, tmp_path, capsys):
+    rules = tmp_path / "bad.txt"
+    rules.write_text("zip -> dept\nnot(t.zip = t'.zip and t.dept ! t'.dept)\n")
+    code, _, err = run(["detect", emp, "--rules", rules], capsys)
+    assert code == 2
+    assert f"{rules}:2:" in err.splitlines()[0]
+
+
+def test_unreadable_data(tmp_path, capsys):
+    code, _, err = run(["detect", tmp_path / "missing.csv", "--dc", "a -> b"], capsys)
+    assert code == 2 and "missing.csv" in err
+    bad = tmp_path / "ragged.csv"
+    bad.write_text('a,b\n1,2\n3\n"4,5\n')
+    code, _, err = run(["detect", bad, "--dc", "a -> b"], capsys)
+    assert code == 2 and "ragged.csv" in err.splitlines()[0]
+
+
+def test_nothing_half_written_on_error(emp, tmp_path, capsys):
+    out = tmp_path / "p.parquet"
+    code, _, _ = run(
+        [
+            "detect",
+            emp,
+            "--dc",
+            "zip -> dept",
+            "--dc",
+            "not(t.nope = t'.nope)",
+            "--output",
+            "pairs",
+            "--out",
+            out,
+        ],
+        capsys,
+    )
+    assert code == 2
+    assert not out.exists()
+    assert not list(tmp_path.glob(".facet-*"))
+
+
+def test_internal_error_exit_3(emp, monkeypatch, capsys):
+    import facet.api
+
+    def boom(self, i):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(facet.api.Session, "count", boom)
+    code, _, err = run(["detect", emp, "--dc", "zip -> dept"], capsys)
+    assert code == 3
+    assert "internal error" in err and "kaboom" in err and "Traceback" not in err
+    code, _, err = run(["detect", emp, "--dc", "zip -> dept", "--debug"], capsys)
+    assert code == 3 and "Traceback" in err
+
+
+def test_console_script_end_to_end(emp):
+    exe = Path(sys.executable).parent / "facet"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "facet"]
+    p = subprocess.run(
+        [*cmd, "detect", str(emp), "--dc", "zip -> dept", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert p.returncode == 1, p.stderr
+    assert json.loads(p.stdout)["dcs"][0]["violations"] == 4
+    p = subprocess.run(
+        [*cmd, "detect", str(emp), "--dc", "not(t.x = t'.x)"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+
+
+def test_csv_text_is_exact_and_empty_is_null(tmp_path, capsys):
+    p = tmp_path / "t.csv"
+    with p.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["k", "v"])
+        w.writerows(
+            [["01907", "NA"], ["1907", "NA"], ["01907", ""], ['"q"', "a\nb"], ['"q"', "a\nb"]]
+        )
+    _, out, _ = run(
+        ["detect", p, "--dc", "not(t.k = t'.k and t.v = t'.v)", "--format", "json"], capsys
+    )
+    # 01907 vs 1907 differ as text; NA is text, "" is NULL; the quoted multi-line rows match
+    assert json.loads(out)["dcs"][0]["violations"] == 2
+    assert json.loads(out)["rows"] == 5
