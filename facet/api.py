@@ -72,7 +72,7 @@ class Session:
         self.engine = LocalEngine(enc, config)
         self.normal: list[NormalDC] = [normalize(d) for d in dcs]
         self.plans: list[Plan | None] = [
-            plan_dc(nd) if nd.arity == 2 else None for nd in self.normal
+            plan_dc(nd, config) if nd.arity == 2 else None for nd in self.normal
         ]
 
     # -- counts

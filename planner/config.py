@@ -19,6 +19,11 @@ class Config:
     batch_work: int = 1 << 22
     #: pairs per expansion chunk (an Arrow batch of the pairs output)
     pair_chunk: int = 1 << 18
+    #: BHSM: number of equal-width bins (paper §6.2: stable between 100 and 1000)
+    bhsm_bins: int = 500
+    #: force the algorithm of every single-inequality stage ("hsm", "bhsm", "cdq");
+    #: None lets the planner choose (tests use this to cover every kernel)
+    inequality: str | None = None
 
 
 DEFAULT = Config()

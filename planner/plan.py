@@ -18,6 +18,7 @@ from facet.language.normalize import (
     NormalDC,
     PairPredicate,
 )
+from facet.planner.config import DEFAULT, Config
 
 #: refinement algorithms by predicate class
 ALGORITHM = {EQUALITY: "equality", NONEQUALITY: "nonequality", INEQUALITY: "hsm"}
@@ -51,7 +52,13 @@ def order_predicates(preds: list[PairPredicate]) -> list[PairPredicate]:
     return [p for _, p in keyed]
 
 
-def plan_dc(dc: NormalDC) -> Plan:
+def plan_dc(dc: NormalDC, config: Config = DEFAULT) -> Plan:
     """The fixed-order plan of a DC."""
     preds = order_predicates(list(dict.fromkeys(dc.preds)))
-    return Plan(dc, [Stage(p, ALGORITHM[p.cls]) for p in preds])
+    stages = []
+    for p in preds:
+        alg = ALGORITHM[p.cls]
+        if p.cls == INEQUALITY and config.inequality is not None:
+            alg = config.inequality
+        stages.append(Stage(p, alg))
+    return Plan(dc, stages)

@@ -19,7 +19,13 @@ from tests.strategies import dcs, tables
 
 #: nested_pairs=0 sends every group through the real kernels; small values mix both
 CONFIGS = st.sampled_from(
-    [Config(nested_pairs=0), Config(nested_pairs=0), Config(nested_pairs=7), Config()]
+    [
+        Config(nested_pairs=0),
+        Config(nested_pairs=0, inequality="bhsm", bhsm_bins=3),
+        Config(nested_pairs=0, inequality="cdq"),
+        Config(nested_pairs=7, inequality="bhsm", bhsm_bins=2),
+        Config(),
+    ]
 )
 
 CASES = settings(

@@ -25,8 +25,10 @@ import numpy as np
 
 from facet.encoding import EncodedTable
 from facet.groups import Groups
+from facet.kernels.bhsm import refine_bhsm
 from facet.kernels.common import OP_CODES, compare_arrays
 from facet.kernels.count import count_groups
+from facet.kernels.decompose import refine_decompose
 from facet.kernels.expand import expand
 from facet.kernels.refine import KIND_EQ, KIND_INEQ, KIND_NE, refine
 from facet.language.normalize import (
@@ -130,9 +132,18 @@ class LocalEngine:
         enc = self.enc
         ra, rb = enc.index[p.a], enc.index[p.b]
         dom = max(enc.domain[p.a], enc.domain[p.b])
-        buf, desc = refine(
-            groups.buf, groups.desc, enc.codes, ra, rb, dom, _KIND[stage.algorithm], OP_CODES[p.op]
-        )
+        alg = stage.algorithm
+        op = OP_CODES[p.op]
+        if alg in _KIND:
+            buf, desc = refine(groups.buf, groups.desc, enc.codes, ra, rb, dom, _KIND[alg], op)
+        elif alg == "bhsm":
+            buf, desc = refine_bhsm(
+                groups.buf, groups.desc, enc.codes, ra, rb, dom, op, self.config.bhsm_bins
+            )
+        elif alg == "cdq":
+            buf, desc = refine_decompose(groups.buf, groups.desc, enc.codes, ra, rb, dom, op)
+        else:
+            raise ValueError(f"unknown refinement algorithm {alg!r}")
         return Groups(buf, desc)
 
     # ------------------------------------------------------------ count
@@ -212,8 +223,9 @@ class LocalEngine:
             groups = self._count(groups, ineqs, nl, nr, sign, deg)
             if len(groups) == 0:
                 return
-            # more than two inequalities on a large group: refine one with HSM first
-            groups = self.refine(groups, Stage(ineqs[0], "hsm"))
+            # more than two inequalities on a large group: split one into dominance
+            # blocks first (CDQ), then count the rest
+            groups = self.refine(groups, Stage(ineqs[0], "cdq"))
             ineqs = ineqs[1:]
 
     # ------------------------------------------------------------ pairs
