@@ -224,6 +224,12 @@ class TextColumn:
 
     def ints(self) -> pa.Array:
         """Exact int64 (integer literals parsed as integers, others via float)."""
+        good = pc.if_else(self.num_ok, self.trimmed, _NULL_STR)
+        if not pc.any(pc.starts_with(good, "+")).as_py():
+            try:  # fast path: every number is an integer literal
+                return pc.cast(good, pa.int64())
+            except pa.ArrowInvalid:
+                pass
         t = self.trimmed
         pure = pc.fill_null(pc.match_substring_regex(t, INT_RE), _FALSE)
         stripped = pc.replace_substring_regex(t, r"^\+", "")

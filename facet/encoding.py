@@ -206,36 +206,73 @@ def _constant_value(
 
 
 def _codes(values: pa.Array, ordered: bool) -> tuple[np.ndarray, int]:
-    """Dense int32 codes (-1 for NULL) and the number of distinct values."""
+    """Dense int32 codes (-1 for NULL) and the number of distinct values.
+
+    Unordered: dictionary codes (hashing, O(n)).  Ordered: dense ranks, by the
+    cheapest exact route -- a histogram over a small integer range, hashing
+    plus sorting only the distinct values when they are few, else a full sort.
+    """
     n = len(values)
     if n == 0:
         return np.empty(0, np.int32), 0
     if pa.types.is_timestamp(values.type):
         values = pc.cast(values, pa.int64())
-    if ordered or not (pa.types.is_string(values.type) or pa.types.is_binary(values.type)):
-        if pa.types.is_floating(values.type) or pa.types.is_integer(values.type):
-            v = values.to_numpy(zero_copy_only=False)
-            valid = ~np.asarray(values.is_null())
-            out = np.full(n, NULL, np.int32)
-            if valid.any():
-                vv = v[valid]
-                uniq, inv = np.unique(vv, return_inverse=True)
-                out[valid] = inv.astype(np.int32)
-                return out, int(uniq.size)
-            return out, 0
-        ranks = pc.rank(values, sort_keys="ascending", tiebreaker="dense")
-        r = ranks.to_numpy().astype(np.int64) - 1
-        nulls = np.asarray(values.is_null())
-        r[nulls] = NULL
-        d = int(r.max()) + 1 if (~nulls).any() else 0
-        return r.astype(np.int32), d
-    enc = pc.dictionary_encode(values)
-    idx = (
-        pc.fill_null(enc.indices, pa.scalar(NULL, enc.indices.type))
-        .to_numpy(zero_copy_only=False)
-        .astype(np.int32)
+    if pa.types.is_floating(values.type):
+        values = pc.add(values, 0.0)  # -0.0 == 0.0 (constants included)
+    if not ordered and (pa.types.is_string(values.type) or pa.types.is_binary(values.type)):
+        return _dictionary_codes(values)
+    valid = None if values.null_count == 0 else ~np.asarray(values.is_null())
+    if pa.types.is_integer(values.type):
+        v = (
+            values.to_numpy(zero_copy_only=False)
+            if valid is None
+            else np.asarray(pc.fill_null(values, pa.scalar(0, values.type)))
+        )
+        vv = v if valid is None else v[valid]
+        if vv.size == 0:
+            return np.full(n, NULL, np.int32), 0
+        lo, hi = int(vv.min()), int(vv.max())
+        if hi - lo <= 4 * n + 64:
+            present = np.zeros(hi - lo + 1, np.int32)
+            present[vv - lo] = 1
+            rank = np.cumsum(present, dtype=np.int64) - 1
+            out = rank[v - lo].astype(np.int32) if valid is None else np.full(n, NULL, np.int32)
+            if valid is not None:
+                out[valid] = rank[vv - lo]
+            return out, int(rank[-1] + 1)
+    uniq = pc.unique(values.drop_null())
+    d = len(uniq)
+    if d * 8 <= n:
+        # few distinct values: sort those only, then look every value up (hashing)
+        srt = pc.take(uniq, pc.sort_indices(uniq))
+        idx = pc.index_in(values, value_set=srt)
+        return _filled(idx), d
+    if pa.types.is_floating(values.type) or pa.types.is_integer(values.type):
+        v = values.to_numpy(zero_copy_only=False)
+        out = np.full(n, NULL, np.int32)
+        vv = v if valid is None else v[valid]
+        u, inv = np.unique(vv, return_inverse=True)
+        if valid is None:
+            out[:] = inv
+        else:
+            out[valid] = inv
+        return out, int(u.size)
+    ranks = pc.rank(values, sort_keys="ascending", tiebreaker="dense")
+    r = ranks.to_numpy().astype(np.int64) - 1
+    if valid is not None:
+        r[~valid] = NULL
+    return r.astype(np.int32), d
+
+
+def _filled(idx: pa.Array) -> np.ndarray:
+    return (
+        pc.fill_null(idx, pa.scalar(NULL, idx.type)).to_numpy(zero_copy_only=False).astype(np.int32)
     )
-    return idx, len(enc.dictionary)
+
+
+def _dictionary_codes(values: pa.Array) -> tuple[np.ndarray, int]:
+    enc = pc.dictionary_encode(values)
+    return _filled(enc.indices), len(enc.dictionary)
 
 
 def encode(source: Source, use: ColumnUse, schema: dict[str, str] | None = None) -> EncodedTable:

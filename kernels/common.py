@@ -102,14 +102,24 @@ def gather(buf, desc, g, s, col, nonnull_rows, out):
     return m
 
 
+@njit(cache=True, nogil=True, inline="always")
+def use_counting_sort(m, domain):
+    """Counting sort beats a comparison sort while its count array stays in cache
+    (measured: 20k keys over 1e5 codes 6x faster; 1M keys over 1M codes 1.5x slower)."""
+    return domain <= (m >> 2) + 64 or (domain <= 8 * m and domain <= (1 << 18))
+
+
 @njit(cache=True, nogil=True)
 def sort_by_key(tids, keys, domain):
-    """``tids`` ordered by ``keys[tids]`` (stable); counting sort when the key
-    domain is small against the number of tids, else merge sort."""
+    """``tids`` ordered by ``keys[tids]``, ties in input order (stable).
+
+    Counting sort when the key domain is small against the input; otherwise one
+    int64 sort of ``key << 32 | position`` (cache-friendlier than a counting
+    sort over a large domain, and stable by construction)."""
     m = tids.shape[0]
     if m <= 1:
         return tids.copy()
-    if domain > 0 and domain <= 4 * m + 64:
+    if domain > 0 and use_counting_sort(m, domain):
         cnt = np.zeros(domain + 1, np.int64)
         for i in range(m):
             cnt[keys[tids[i]] + 1] += 1
@@ -123,11 +133,37 @@ def sort_by_key(tids, keys, domain):
         return out
     kv = np.empty(m, np.int64)
     for i in range(m):
-        kv[i] = keys[tids[i]]
-    order = np.argsort(kv, kind="mergesort")
+        kv[i] = (np.int64(keys[tids[i]]) << 32) | i
+    kv.sort()
     out = np.empty(m, tids.dtype)
     for i in range(m):
-        out[i] = tids[order[i]]
+        out[i] = tids[kv[i] & 0xFFFFFFFF]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def stable_order(keys, domain):
+    """The stable permutation sorting non-negative ``keys`` (< ``domain``)."""
+    m = keys.shape[0]
+    if use_counting_sort(m, domain):
+        cnt = np.zeros(domain + 1, np.int64)
+        for i in range(m):
+            cnt[keys[i] + 1] += 1
+        for v in range(domain):
+            cnt[v + 1] += cnt[v]
+        out = np.empty(m, np.int64)
+        for i in range(m):
+            k = keys[i]
+            out[cnt[k]] = i
+            cnt[k] += 1
+        return out
+    kv = np.empty(m, np.int64)
+    for i in range(m):
+        kv[i] = (np.int64(keys[i]) << 32) | i
+    kv.sort()
+    out = np.empty(m, np.int64)
+    for i in range(m):
+        out[i] = kv[i] & 0xFFFFFFFF
     return out
 
 

@@ -27,6 +27,7 @@ from facet.kernels.common import (
     holds,
     lower_bound,
     side_size,
+    stable_order,
     upper_bound,
 )
 
@@ -42,26 +43,6 @@ def _flip(op):
     if op == 5:
         return 3
     return op
-
-
-@njit(cache=True, nogil=True)
-def _order(keys, dom):
-    """A stable permutation sorting ``keys`` (codes in ``[0, dom)``): counting
-    sort when the domain is small against the input, else merge sort."""
-    m = keys.shape[0]
-    if dom <= 4 * m + 64:
-        cnt = np.zeros(dom + 1, np.int64)
-        for i in range(m):
-            cnt[keys[i] + 1] += 1
-        for v in range(dom):
-            cnt[v + 1] += cnt[v]
-        out = np.empty(m, np.int64)
-        for i in range(m):
-            k = keys[i]
-            out[cnt[k]] = i
-            cnt[k] += 1
-        return out
-    return np.argsort(keys, kind="mergesort")
 
 
 @njit(cache=True, nogil=True)
@@ -106,55 +87,61 @@ def _count_two(q1, q2, p1, p2, op1, op2, dom1, dom2, out):
     their domain is small, else compressed ranks)."""
     mq = q1.shape[0]
     mp = p1.shape[0]
+    # one sweep direction: "q > p" / "q >= p" over keys mirrored when op1 is < / <=
+    if op1 == 2 or op1 == 3:
+        k1q = (dom1 - 1) - q1
+        k1p = (dom1 - 1) - p1
+        strict = op1 == 2
+    else:
+        k1q = q1
+        k1p = p1
+        strict = op1 == 4
+    # the second key as Fenwick slots 1..nu; per query the number of slots at or
+    # below its split, and whether it wants the points above the split
     direct = dom2 <= 4 * (mq + mp) + 64
     if direct:
         nu = dom2
-        u = np.empty(0, np.int64)
+        slot = p2 + 1
+        split = np.empty(mq, np.int64)
+        for i in range(mq):
+            z = q2[i]
+            split[i] = z + 1 if (op2 == 2 or op2 == 5) else z
     else:
         u = np.unique(p2)
         nu = u.shape[0]
+        slot = np.empty(mp, np.int64)
+        for j in range(mp):
+            slot[j] = lower_bound(u, nu, p2[j]) + 1
+        split = np.empty(mq, np.int64)
+        for i in range(mq):
+            z = q2[i]
+            split[i] = upper_bound(u, nu, z) if (op2 == 2 or op2 == 5) else lower_bound(u, nu, z)
+    above = op2 == 2 or op2 == 3
     fen = np.zeros(nu + 1, np.int64)
-    oq = _order(q1, dom1)
-    op_ = _order(p1, dom1)
+    oq = stable_order(k1q, dom1)
+    opn = stable_order(k1p, dom1)
     inserted = 0
-    ascending = op1 == 4 or op1 == 5  # q > p / q >= p: points with small keys first
     j = 0
     for step in range(mq):
-        i = oq[step] if ascending else oq[mq - 1 - step]
-        x = q1[i]
+        i = oq[step]
+        x = k1q[i]
         while j < mp:
-            pj = op_[j] if ascending else op_[mp - 1 - j]
-            y = p1[pj]
-            if op1 == 4:
-                ok = y < x
-            elif op1 == 5:
-                ok = y <= x
-            elif op1 == 2:
-                ok = y > x
-            else:
-                ok = y >= x
-            if not ok:
+            pj = opn[j]
+            y = k1p[pj]
+            if y > x or (strict and y == x):
                 break
-            r = p2[pj] + 1 if direct else lower_bound(u, nu, p2[pj]) + 1
+            r = slot[pj]
             while r <= nu:
                 fen[r] += 1
                 r += r & (-r)
             inserted += 1
             j += 1
-        z = q2[i]
-        # r = number of Fenwick slots at or below the split
-        if op2 == 2 or op2 == 5:  # p > z  /  p <= z : split after z
-            r = min(z + 1, nu) if direct else upper_bound(u, nu, z)
-        else:  # p >= z  /  p < z : split before z
-            r = min(z, nu) if direct else lower_bound(u, nu, z)
+        r = split[i]
         below = 0
         while r > 0:
             below += fen[r]
             r -= r & (-r)
-        if op2 == 2 or op2 == 3:
-            out[i] = inserted - below
-        else:
-            out[i] = below
+        out[i] = inserted - below if above else below
 
 
 @njit(cache=True, nogil=True)
@@ -185,12 +172,17 @@ def count_groups(
     factor = 16
     if not fast:
         factor = 16 << min(n_ne, 8) if n_ord <= 2 and n_ord + n_ne == k else 1 << 40
+    max_l = 0
+    max_r = 0
     for g in range(desc.shape[0]):
-        L = np.empty(side_size(desc, g, 0), np.int32)
+        max_l = max(max_l, side_size(desc, g, 0))
+        max_r = max(max_r, side_size(desc, g, 4))
+    L = np.empty(max_l, np.int32)
+    R = np.empty(max_r, np.int32)
+    for g in range(desc.shape[0]):
         ml = gather(buf, desc, g, 0, codes, nl, L)
         if ml == 0:
             continue
-        R = np.empty(side_size(desc, g, 4), np.int32)
         mr = gather(buf, desc, g, 4, codes, nr, R)
         if mr == 0:
             continue

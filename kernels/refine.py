@@ -21,7 +21,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from facet.kernels.common import gather, is_reflexive, side_size, sort_by_key
+from facet.kernels.common import (
+    gather,
+    is_reflexive,
+    side_size,
+    sort_by_key,
+    use_counting_sort,
+)
 
 KIND_EQ = 0
 KIND_NE = 1
@@ -71,7 +77,7 @@ def _copy_sorted(buf, desc, codes, ra, rb, dom):
         info[g, 3] = m
         pos += m
     out = out[:pos]
-    if pos > 1 and g_n > 1 and dom <= 4 * pos + 64:
+    if pos > 1 and g_n > 1 and use_counting_sort(pos, dom):
         cnt = np.zeros(dom + 1, np.int64)
         key = np.empty(pos, np.int32)
         for g in range(g_n):

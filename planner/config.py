@@ -21,6 +21,10 @@ class Config:
     pair_chunk: int = 1 << 18
     #: BHSM: number of equal-width bins (paper §6.2: stable between 100 and 1000)
     bhsm_bins: int = 500
+    #: worker threads for independent groups (None: all cores)
+    threads: int | None = None
+    #: a batch with less work (sum |L| + |R|) than this runs on one thread
+    parallel_work: int = 1 << 16
     #: force the algorithm of every single-inequality stage ("hsm", "bhsm", "cdq");
     #: None lets the planner choose (tests use this to cover every kernel)
     inequality: str | None = None

@@ -18,7 +18,9 @@ reuse the same pipeline.
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,6 +71,9 @@ class LocalEngine:
         self.config = config
         self.n = enc.n
         self._stamp = np.zeros(max(self.n, 1), np.int64)
+        self.threads = max(1, config.threads or os.cpu_count() or 1)
+        #: per extra worker: (deg_left, deg_right, stamp, stamp_id)
+        self._scratch: list[list] = []
         self._doms = np.zeros(len(enc.index), np.int64)
         for name, row in enc.index.items():
             self._doms[row] = enc.domain[name]
@@ -124,10 +129,39 @@ class LocalEngine:
         po = np.array([OP_CODES[p.op] for p in preds], np.int64)
         return pa, pb, po
 
+    def _parts(self, groups: Groups) -> list[Groups]:
+        """The batch cut into about ``threads`` parts of equal work, when it is
+        big enough to be worth running in parallel (kernels release the GIL)."""
+        if self.threads == 1 or len(groups) < 2:
+            return [groups]
+        work = groups.left_sizes() + groups.right_sizes()
+        total = int(work.sum())
+        if total < self.config.parallel_work:
+            return [groups]
+        csum = np.cumsum(work)
+        cuts = np.searchsorted(csum, [total * k // self.threads for k in range(1, self.threads)])
+        bounds = np.unique(np.r_[0, np.minimum(cuts + 1, len(groups)), len(groups)])
+        return [
+            Groups(groups.buf, np.ascontiguousarray(groups.desc[a:b]))
+            for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+            if b > a
+        ]
+
     def refine(self, groups: Groups, stage: Stage) -> Groups:
-        """Apply one refinement to a batch."""
+        """Apply one refinement to a batch (parts in parallel)."""
         if len(groups) == 0:
             return groups
+        parts = self._parts(groups)
+        if len(parts) == 1:
+            return self._refine(groups, stage)
+        outs = list(_pool(self.threads).map(lambda g: self._refine(g, stage), parts))
+        sizes = np.array([len(o.buf) for o in outs], np.int64)
+        offsets = np.r_[0, np.cumsum(sizes)[:-1]]
+        buf = np.concatenate([o.buf for o in outs])
+        desc = np.concatenate([o.desc + off for o, off in zip(outs, offsets, strict=True)])
+        return Groups(buf, desc)
+
+    def _refine(self, groups: Groups, stage: Stage) -> Groups:
         p = stage.pred
         enc = self.enc
         ra, rb = enc.index[p.a], enc.index[p.b]
@@ -189,26 +223,58 @@ class LocalEngine:
         if len(groups) == 0:
             return groups
         pa, pb, po = self._rows(preds)
-        todo = np.zeros(len(groups), np.bool_)
-        self._stamp_id = count_groups(
-            groups.buf,
-            groups.desc,
-            self.enc.codes,
-            self._doms,
-            pa,
-            pb,
-            po,
-            nl,
-            nr,
-            sign,
-            deg.left,
-            deg.right,
-            self._stamp,
-            self._stamp_id,
-            todo,
-            self.config.nested_pairs,
-        )
-        return groups.select(todo)
+        parts = self._parts(groups)
+        while len(self._scratch) < len(parts) - 1:
+            self._scratch.append(
+                [
+                    np.zeros(self.n, np.int64),
+                    np.zeros(self.n, np.int64),
+                    np.zeros(self.n, np.int64),
+                    0,
+                ]
+            )
+
+        def run(i: int) -> np.ndarray:
+            g = parts[i]
+            todo = np.zeros(len(g), np.bool_)
+            if i == 0:
+                left, right, stamp, sid = deg.left, deg.right, self._stamp, self._stamp_id
+            else:
+                left, right, stamp, sid = self._scratch[i - 1]
+            sid = count_groups(
+                g.buf,
+                g.desc,
+                self.enc.codes,
+                self._doms,
+                pa,
+                pb,
+                po,
+                nl,
+                nr,
+                sign,
+                left,
+                right,
+                stamp,
+                sid,
+                todo,
+                self.config.nested_pairs,
+            )
+            if i == 0:
+                self._stamp_id = sid
+            else:
+                self._scratch[i - 1][3] = sid
+            return todo
+
+        if len(parts) == 1:
+            return groups.select(run(0))
+        todos = list(_pool(self.threads).map(run, range(len(parts))))
+        for i in range(1, len(parts)):
+            sl = self._scratch[i - 1]
+            deg.left += sl[0]
+            deg.right += sl[1]
+            sl[0][:] = 0
+            sl[1][:] = 0
+        return groups.select(np.concatenate(todos))
 
     def _count_inequalities(
         self,
@@ -301,6 +367,17 @@ class LocalEngine:
                 yield from self._blocks(self.refine(chunk, stages[k]), stages, k + 1, pa, pb, po)
         else:
             yield groups
+
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    """A process-wide pool per size (kernels are ``nogil``, so threads run in parallel)."""
+    pool = _POOLS.get(threads)
+    if pool is None:
+        pool = _POOLS[threads] = ThreadPoolExecutor(threads, thread_name_prefix="facet")
+    return pool
 
 
 def _pairs_as_blocks(t1: np.ndarray, t2: np.ndarray) -> Groups:
