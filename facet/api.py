@@ -8,26 +8,24 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from facet.column_types import analyze, parse_schema
 from facet.encoding import EncodedTable, encode
-from facet.engine.local import Degrees, LocalEngine
+from facet.engine.multi import MODES, count_all, shared_groups
+from facet.engine.session import Session
 from facet.engine.warmup import warmup
 from facet.errors import FacetInputError
-from facet.groups import Groups
-from facet.kernels.expand import sides_to_lists
 from facet.language.ast import DC
-from facet.language.normalize import NormalDC, normalize
 from facet.language.parser import parse_dc, parse_rules, read_rules
 from facet.loading import load
 from facet.planner.config import DEFAULT, Config
-from facet.planner.plan import Plan, plan_dc
+from facet.planner.explain import explain_dc
 from facet.result import BLOCK_SCHEMA, PAIR_SCHEMA, DCResult, Result
 from facet.sinks.files import TableWriter, out_format
 
@@ -63,141 +61,28 @@ def _looks_like_path(s: str) -> bool:
     return not any(ch in s for ch in "()[]") and "->" not in s and "→" not in s
 
 
-class Session:
-    """Encoded data + plans of one run; expands pairs and blocks on demand."""
+@dataclass
+class Opened:
+    """A loaded, typed and encoded table with its DCs, ready to plan and run."""
 
-    def __init__(self, enc: EncodedTable, dcs: list[DC], config: Config = DEFAULT) -> None:
-        self.enc = enc
-        self.dcs = dcs
-        self.engine = LocalEngine(enc, config)
-        self.normal: list[NormalDC] = [normalize(d) for d in dcs]
-        self.plans: list[Plan | None] = [
-            plan_dc(nd, config) if nd.arity == 2 else None for nd in self.normal
-        ]
-
-    # -- counts
-    def count(self, i: int) -> tuple[int, int]:
-        nd, plan = self.normal[i], self.plans[i]
-        if plan is None:
-            rows = self.engine.single_rows(nd)
-            return len(rows), len(rows)
-        deg: Degrees = self.engine.count(plan)
-        return deg.violations, deg.rows_involved
-
-    # -- pairs
-    def dc_pairs(self, i: int, limit: int | None = None) -> Iterator[pa.RecordBatch]:
-        """Pairs of DC ``i`` as ``(dc, t1, t2)`` batches, at most ``limit``."""
-        left = limit
-        plan = self.plans[i]
-        if plan is None:
-            rows = self.engine.single_rows(self.normal[i])
-            chunks: Iterable[tuple[np.ndarray, np.ndarray | None]] = [
-                (rows[s : s + (1 << 20)], None) for s in range(0, len(rows), 1 << 20)
-            ]
-        else:
-            chunks = self.engine.iter_pairs(plan)
-        for t1, t2 in chunks:
-            if left is not None:
-                if left <= 0:
-                    return
-                if len(t1) > left:
-                    t1 = t1[:left]
-                    t2 = None if t2 is None else t2[:left]
-                left -= len(t1)
-            yield _pair_batch(i, t1, t2)
-
-    def iter_pairs(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
-        for i in range(len(self.dcs)):
-            yield from self.dc_pairs(i, limit)
-
-    # -- blocks
-    def dc_blocks(self, i: int, limit: int | None = None) -> Iterator[pa.RecordBatch]:
-        plan = self.plans[i]
-        if plan is None:
-            rows = self.engine.single_rows(self.normal[i])
-            if len(rows) and (limit is None or limit > 0):
-                t1 = pa.ListArray.from_arrays(
-                    pa.array([0, len(rows)], pa.int32()), pa.array(rows, pa.int64())
-                )
-                t2 = pa.nulls(1, pa.list_(pa.int64()))
-                yield pa.RecordBatch.from_arrays(
-                    [pa.array([i], pa.int64()), pa.array([0], pa.int64()), t1, t2],
-                    schema=BLOCK_SCHEMA,
-                )
-            return
-        block = 0
-        for groups in self.engine.iter_blocks(plan):
-            if len(groups) == 0:
-                continue
-            if limit is not None:
-                if block >= limit:
-                    return
-                if block + len(groups) > limit:
-                    groups = Groups(groups.buf, groups.desc[: limit - block])
-            yield _block_batch(i, block, groups)
-            block += len(groups)
-
-    def iter_blocks(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
-        for i in range(len(self.dcs)):
-            yield from self.dc_blocks(i, limit)
+    session: Session
+    source: str
+    load_seconds: float
+    warmup_seconds: float
+    encode_seconds: float
+    warnings: list[str]
 
 
-def _pair_batch(dc: int, t1: np.ndarray, t2: np.ndarray | None) -> pa.RecordBatch:
-    n = len(t1)
-    return pa.RecordBatch.from_arrays(
-        [
-            pa.array(np.full(n, dc, np.int64)),
-            pa.array(t1.astype(np.int64, copy=False)),
-            pa.nulls(n, pa.int64()) if t2 is None else pa.array(t2.astype(np.int64, copy=False)),
-        ],
-        schema=PAIR_SCHEMA,
-    )
-
-
-def _block_batch(dc: int, first: int, groups: Groups) -> pa.RecordBatch:
-    k = len(groups)
-    lo, lv = sides_to_lists(groups.buf, groups.desc, 0)
-    ro, rv = sides_to_lists(groups.buf, groups.desc, 4)
-    return pa.RecordBatch.from_arrays(
-        [
-            pa.array(np.full(k, dc, np.int64)),
-            pa.array(np.arange(first, first + k, dtype=np.int64)),
-            pa.LargeListArray.from_arrays(pa.array(lo), pa.array(lv)).cast(pa.list_(pa.int64())),
-            pa.LargeListArray.from_arrays(pa.array(ro), pa.array(rv)).cast(pa.list_(pa.int64())),
-        ],
-        schema=BLOCK_SCHEMA,
-    )
-
-
-def detect(
+def open_session(
     data: Any,
     rules: RulesLike = None,
     *,
     dcs: Iterable[str | DC] | None = None,
-    output: str = "count",
-    out: str | os.PathLike | None = None,
-    limit: int | None = None,
     schema: str | dict[str, str] | None = None,
     on_warning: Callable[[str], None] | None = None,
     config: Config | None = None,
-) -> Result:
-    """Find every violation of the DCs in ``data``.
-
-    ``data``: a CSV / Parquet / Arrow IPC path, or a pyarrow, pandas or Polars
-    table.  ``rules``: a rules file path, rules text, or a list of DC strings.
-    ``output``: ``"count"`` (counts only), ``"pairs"`` or ``"blocks"``; with
-    ``out`` those stream to a Parquet/CSV/Arrow file, otherwise they are kept
-    in the result (``result.pairs()`` / ``result.blocks()``).  ``limit`` caps
-    pairs (blocks) per DC.  ``schema``: ``"col:type,..."`` overriding CSV typing.
-    ``config``: planning/execution thresholds (:class:`facet.planner.config.Config`).
-    """
-    if output not in OUTPUTS:
-        raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
-    if limit is not None and limit < 0:
-        raise FacetInputError(f"--limit must be >= 0, got {limit}")
-    out_path = None if out is None else os.fspath(out)
-    if out_path is not None:
-        out_format(out_path, allow_json=output == "count")
+) -> Opened:
+    """Parse the DCs, load the columns they use, type and encode them."""
     dc_list = load_dcs(rules, dcs)
     schema_map = parse_schema(schema)
     use = analyze(dc_list)
@@ -212,31 +97,96 @@ def detect(
         if on_warning is not None:
             on_warning(w)
     session = Session(enc, dc_list, config or DEFAULT)
-    shared = (time.perf_counter() - t1) / len(dc_list)
-    results: list[DCResult] = []
-    for i, dc in enumerate(dc_list):
-        t = time.perf_counter()
-        v, r = session.count(i)
-        results.append(
-            DCResult(
-                dc.id if dc.id is not None else i,
-                dc.name,
-                dc.body(),
-                v,
-                r,
-                time.perf_counter() - t + shared,
-                arity=session.normal[i].arity,
-            )
+    return Opened(session, source.name, load_seconds, warm, time.perf_counter() - t1, warnings)
+
+
+def explain(
+    data: Any,
+    rules: RulesLike = None,
+    *,
+    dcs: Iterable[str | DC] | None = None,
+    output: str = "count",
+    analyze: bool = False,
+    schema: str | dict[str, str] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+    config: Config | None = None,
+) -> dict[str, Any]:
+    """The plan of every DC (``facet explain``): stages, algorithms, estimates;
+    with ``analyze=True`` it runs them and adds actual sizes and seconds."""
+    if output not in OUTPUTS:
+        raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
+    opened = open_session(data, rules, dcs=dcs, schema=schema, on_warning=on_warning, config=config)
+    session = opened.session
+    return {
+        "rows": session.enc.n,
+        "source": opened.source,
+        "output": output,
+        "analyze": analyze,
+        "dcs": [explain_dc(session, i, output, analyze) for i in range(len(session.dcs))],
+        "warnings": opened.warnings,
+    }
+
+
+def detect(
+    data: Any,
+    rules: RulesLike = None,
+    *,
+    dcs: Iterable[str | DC] | None = None,
+    output: str = "count",
+    out: str | os.PathLike | None = None,
+    limit: int | None = None,
+    schema: str | dict[str, str] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+    config: Config | None = None,
+    mode: str = "sequential",
+) -> Result:
+    """Find every violation of the DCs in ``data``.
+
+    ``data``: a CSV / Parquet / Arrow IPC path, or a pyarrow, pandas or Polars
+    table.  ``rules``: a rules file path, rules text, or a list of DC strings.
+    ``output``: ``"count"`` (counts only), ``"pairs"`` or ``"blocks"``; with
+    ``out`` those stream to a Parquet/CSV/Arrow file, otherwise they are kept
+    in the result (``result.pairs()`` / ``result.blocks()``).  ``limit`` caps
+    pairs (blocks) per DC.  ``schema``: ``"col:type,..."`` overriding CSV typing.
+    ``config``: planning/execution thresholds (:class:`facet.planner.config.Config`).
+    ``mode``: how many DCs run -- ``sequential``, ``parallel``, ``cost-trie`` or
+    ``freq-trie`` (shared refinement prefixes); every mode gives the same answers.
+    """
+    if output not in OUTPUTS:
+        raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
+    if limit is not None and limit < 0:
+        raise FacetInputError(f"--limit must be >= 0, got {limit}")
+    out_path = None if out is None else os.fspath(out)
+    if out_path is not None:
+        out_format(out_path, allow_json=output == "count")
+    if mode not in MODES:
+        raise FacetInputError(f"unknown mode '{mode}'; use one of {', '.join(MODES)}")
+    opened = open_session(data, rules, dcs=dcs, schema=schema, on_warning=on_warning, config=config)
+    session, dc_list = opened.session, opened.session.dcs
+    shared = opened.encode_seconds / len(dc_list)
+    counts = count_all(session, mode)
+    results = [
+        DCResult(
+            dc.id if dc.id is not None else i,
+            dc.name,
+            dc.body(),
+            v,
+            r,
+            seconds + shared,
+            arity=session.normal[i].arity,
         )
+        for i, (dc, (v, r, seconds)) in enumerate(zip(dc_list, counts, strict=True))
+    ]
     result = Result(
-        rows=enc.n,
+        rows=session.enc.n,
         dcs=results,
-        source=source.name,
-        load_seconds=load_seconds,
-        warmup_seconds=warm,
+        source=opened.source,
+        load_seconds=opened.load_seconds,
+        warmup_seconds=opened.warmup_seconds,
         output=output,
         out=out_path,
-        warnings=warnings,
+        warnings=opened.warnings,
+        mode=mode,
         _session=session,
     )
     if output == "count":
@@ -245,13 +195,15 @@ def detect(
         return result
     schema_out = PAIR_SCHEMA if output == "pairs" else BLOCK_SCHEMA
     produce = session.dc_pairs if output == "pairs" else session.dc_blocks
+    finals, shared_out = shared_groups(session, mode, output)
     writer = TableWriter(out_path, schema_out) if out_path is not None else None
     kept: list[pa.RecordBatch] = []
     try:
         for i, res in enumerate(results):
             t = time.perf_counter()
             written = 0
-            for batch in produce(i, limit):
+            res.seconds += shared_out.get(i, 0.0)
+            for batch in produce(i, limit, finals.get(i)):
                 written += batch.num_rows
                 if writer is not None:
                     writer.write(batch)
@@ -338,6 +290,6 @@ def _reinterpretation_warnings(dcs: list[DC], enc: EncodedTable) -> list[str]:
                         f"{dc.where()}: column '{c.name}' compares as "
                         f"{'numbers' if enc.kinds[c.name] != 'timestamp' else 'timestamps'} "
                         "here because another DC orders it with < <= > >=; "
-                        "text that differs but parses equal (01907 vs 1907) counts as equal"
+                        "values that differ as text but not as numbers (5 and 5.0, 01907 and 1907) count as equal"
                     )
     return out

@@ -94,8 +94,36 @@ def build_parser() -> argparse.ArgumentParser:
         "(types: int, float, number, text, timestamp)",
     )
     d.add_argument("--engine", choices=("local", "spark"), default="local", help="engine")
+    d.add_argument(
+        "--mode",
+        choices=("sequential", "parallel", "cost-trie", "freq-trie"),
+        default="sequential",
+        help="how several DCs run: one by one, on parallel threads, or sharing refinement "
+        "prefixes in a trie (cost- or frequency-ordered); answers are the same",
+    )
     d.add_argument("--exit-zero", action="store_true", help="exit 0 even when violations are found")
     d.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+
+    e = sub.add_parser(
+        "explain",
+        help="show the plan facet will run for each DC",
+        description="Show, for every DC, its stages in order: predicate, algorithm, tid "
+        "storage, estimated cardinality and pairs; --analyze runs the plan and adds actual "
+        "sizes and seconds per stage.",
+    )
+    e.add_argument("data", metavar="DATA", help="table: .csv, .parquet or .arrow file")
+    e.add_argument("--rules", "-r", action="append", default=[], metavar="FILE")
+    e.add_argument("--dc", action="append", default=[], metavar="TEXT")
+    e.add_argument("--format", choices=("text", "json"), default="text")
+    e.add_argument(
+        "--output",
+        choices=("count", "pairs", "blocks"),
+        default="count",
+        help="the sink to plan for (counting refines only the equalities)",
+    )
+    e.add_argument("--analyze", action="store_true", help="run the plan and report actuals")
+    e.add_argument("--schema", metavar="COL:TYPE,...")
+    e.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return p
 
 
@@ -133,6 +161,41 @@ def _json_doc(result: Any) -> dict[str, Any]:
     return doc
 
 
+def _warn(msg: str) -> None:
+    print(f"{PROG}: warning: {msg}", file=sys.stderr)
+
+
+def _rules(args: argparse.Namespace) -> list[Any]:
+    from facet.language.parser import read_rules
+
+    if not args.rules and not args.dc:
+        raise FacetInputError("no denial constraints given; pass --rules FILE or --dc TEXT")
+    rules: list[Any] = []
+    for path in args.rules:
+        rules.extend(read_rules(path))
+    return rules
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    from facet.api import explain
+    from facet.planner.explain import render_text
+
+    doc = explain(
+        args.data,
+        _rules(args) or None,
+        dcs=args.dc,
+        output=args.output,
+        analyze=args.analyze,
+        schema=args.schema,
+        on_warning=_warn,
+    )
+    if args.format == "json":
+        sys.stdout.write(json.dumps(doc) + "\n")
+    else:
+        print(render_text(doc))
+    return EXIT_CLEAN
+
+
 def run_detect(args: argparse.Namespace) -> int:
     from facet.api import detect
 
@@ -140,16 +203,7 @@ def run_detect(args: argparse.Namespace) -> int:
         raise FacetInputError(
             "--engine spark is not available in this version of facet; use --engine local"
         )
-    if not args.rules and not args.dc:
-        raise FacetInputError("no denial constraints given; pass --rules FILE or --dc TEXT")
-    rules: list[Any] = []
-    from facet.language.parser import read_rules
-
-    for path in args.rules:
-        rules.extend(read_rules(path))
-
-    def warn(msg: str) -> None:
-        print(f"{PROG}: warning: {msg}", file=sys.stderr)
+    rules = _rules(args)
 
     result = detect(
         args.data,
@@ -159,7 +213,8 @@ def run_detect(args: argparse.Namespace) -> int:
         out=args.out,
         limit=args.limit,
         schema=args.schema,
-        on_warning=warn,
+        on_warning=_warn,
+        mode=args.mode,
     )
     if args.format == "json":
         sys.stdout.write(json.dumps(_json_doc(result)) + "\n")
@@ -184,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_BAD_INPUT
         if args.command == "detect":
             return run_detect(args)
+        if args.command == "explain":
+            return run_explain(args)
         raise FacetInputError(f"unknown command '{args.command}'")
     except FacetInputError as err:
         if debug:

@@ -49,6 +49,8 @@ class EncodedTable:
     warnings: list[str] = field(default_factory=list)
     #: the source was CSV text (types inferred from the DCs)
     from_text: bool = True
+    #: the value of every code, per column (shared by a component's columns)
+    values: dict[str, pa.Array] = field(default_factory=dict)
 
     def column(self, name: str) -> np.ndarray:
         return self.codes[self.index[name]]
@@ -205,22 +207,23 @@ def _constant_value(
     )
 
 
-def _codes(values: pa.Array, ordered: bool) -> tuple[np.ndarray, int]:
-    """Dense int32 codes (-1 for NULL) and the number of distinct values.
+def _codes(values: pa.Array, ordered: bool) -> tuple[np.ndarray, pa.Array]:
+    """Dense int32 codes (-1 for NULL) and the value of each code (the dictionary).
 
     Unordered: dictionary codes (hashing, O(n)).  Ordered: dense ranks, by the
     cheapest exact route -- a histogram over a small integer range, hashing
     plus sorting only the distinct values when they are few, else a full sort.
     """
     n = len(values)
-    if n == 0:
-        return np.empty(0, np.int32), 0
     if pa.types.is_timestamp(values.type):
         values = pc.cast(values, pa.int64())
     if pa.types.is_floating(values.type):
         values = pc.add(values, 0.0)  # -0.0 == 0.0 (constants included)
+    if n == 0:
+        return np.empty(0, np.int32), values
     if not ordered and (pa.types.is_string(values.type) or pa.types.is_binary(values.type)):
-        return _dictionary_codes(values)
+        enc = pc.dictionary_encode(values)
+        return _filled(enc.indices), enc.dictionary
     valid = None if values.null_count == 0 else ~np.asarray(values.is_null())
     if pa.types.is_integer(values.type):
         v = (
@@ -230,7 +233,7 @@ def _codes(values: pa.Array, ordered: bool) -> tuple[np.ndarray, int]:
         )
         vv = v if valid is None else v[valid]
         if vv.size == 0:
-            return np.full(n, NULL, np.int32), 0
+            return np.full(n, NULL, np.int32), values.drop_null()
         lo, hi = int(vv.min()), int(vv.max())
         if hi - lo <= 4 * n + 64:
             present = np.zeros(hi - lo + 1, np.int32)
@@ -239,40 +242,35 @@ def _codes(values: pa.Array, ordered: bool) -> tuple[np.ndarray, int]:
             out = rank[v - lo].astype(np.int32) if valid is None else np.full(n, NULL, np.int32)
             if valid is not None:
                 out[valid] = rank[vv - lo]
-            return out, int(rank[-1] + 1)
+            dictionary = pa.array(np.flatnonzero(present) + lo, values.type)
+            return out, dictionary
     uniq = pc.unique(values.drop_null())
     d = len(uniq)
+    srt = pc.take(uniq, pc.sort_indices(uniq))
     if d * 8 <= n:
         # few distinct values: sort those only, then look every value up (hashing)
-        srt = pc.take(uniq, pc.sort_indices(uniq))
-        idx = pc.index_in(values, value_set=srt)
-        return _filled(idx), d
+        return _filled(pc.index_in(values, value_set=srt)), srt
     if pa.types.is_floating(values.type) or pa.types.is_integer(values.type):
         v = values.to_numpy(zero_copy_only=False)
         out = np.full(n, NULL, np.int32)
         vv = v if valid is None else v[valid]
-        u, inv = np.unique(vv, return_inverse=True)
+        _, inv = np.unique(vv, return_inverse=True)
         if valid is None:
             out[:] = inv
         else:
             out[valid] = inv
-        return out, int(u.size)
+        return out, srt
     ranks = pc.rank(values, sort_keys="ascending", tiebreaker="dense")
     r = ranks.to_numpy().astype(np.int64) - 1
     if valid is not None:
         r[~valid] = NULL
-    return r.astype(np.int32), d
+    return r.astype(np.int32), srt
 
 
 def _filled(idx: pa.Array) -> np.ndarray:
     return (
         pc.fill_null(idx, pa.scalar(NULL, idx.type)).to_numpy(zero_copy_only=False).astype(np.int32)
     )
-
-
-def _dictionary_codes(values: pa.Array) -> tuple[np.ndarray, int]:
-    enc = pc.dictionary_encode(values)
-    return _filled(enc.indices), len(enc.dictionary)
 
 
 def encode(source: Source, use: ColumnUse, schema: dict[str, str] | None = None) -> EncodedTable:
@@ -292,6 +290,7 @@ def encode(source: Source, use: ColumnUse, schema: dict[str, str] | None = None)
     ordered: dict[str, bool] = {}
     const_codes: dict[tuple[str, Const], int] = {}
     domain: dict[str, int] = {}
+    values: dict[str, pa.Array] = {}
     warnings: list[str] = []
     for comp in use.components:
         typed, kind, warns = _component_arrays(comp, source, schema, use)
@@ -311,13 +310,17 @@ def encode(source: Source, use: ColumnUse, schema: dict[str, str] | None = None)
         if consts:
             parts.append(pa.array([s.cast(typ).as_py() for s in consts], typ))
         allv = pa.concat_arrays([p.cast(typ) for p in parts])
-        c_codes, d = _codes(allv, comp.ordered)
+        c_codes, dictionary = _codes(allv, comp.ordered)
+        d = len(dictionary)
         for i, col in enumerate(comp.columns):
             codes[index[col]] = c_codes[i * n : (i + 1) * n]
             kinds[col] = kind
             ordered[col] = comp.ordered
             domain[col] = d
+            values[col] = dictionary
         base = len(comp.columns) * n
         for j, key in enumerate(const_keys):
             const_codes[key] = int(c_codes[base + j])
-    return EncodedTable(n, codes, index, kinds, ordered, const_codes, domain, warnings, source.text)
+    return EncodedTable(
+        n, codes, index, kinds, ordered, const_codes, domain, warnings, source.text, values
+    )

@@ -60,6 +60,7 @@ class Result:
     warmup_seconds: float
     output: str = "count"
     engine: str = "local"
+    mode: str = "sequential"
     out: str | None = None
     warnings: list[str] = field(default_factory=list)
     _pairs: pa.Table | None = None
@@ -79,6 +80,7 @@ class Result:
             "engine": self.engine,
             "source": self.source,
             "output": self.output,
+            "mode": self.mode,
             "load_seconds": round(self.load_seconds, 6),
             "warmup_seconds": round(self.warmup_seconds, 6),
             "total_violations": self.total_violations,

@@ -7,8 +7,8 @@ For every input group ``(L, R)`` and the predicates ``p1: t.X op1 t'.X'`` and
 
 1. *Normalize.*  ``>``/``>=`` become ``<``/``<=`` on negated codes (``a > b`` <=>
    ``-a < -b``), so each predicate reads ``key(t) < key(t')`` (strict) or ``<=``.
-2. *Sort* (rows with a NULL in any of the four columns are dropped from their side
-   first): ``R1`` = the right side by ``p1``'s key ascending -- the bit array is
+2. *Sort* (a row with a NULL in one of its side's two columns is dropped from that
+   side first): ``R1`` = the right side by ``p1``'s key ascending -- the bit array is
    indexed by positions in ``R1``; ``L1`` = the left side likewise.  A reflexive
    group whose predicates are each on one column (``ra1 == rb1``, ``ra2 == rb2``) is
    the paper's self-join: ``L1`` *is* ``R1`` and one sort serves both sides.
@@ -37,12 +37,21 @@ dense outputs ``O(|L| + |R|)``), or must be written out explicitly.
 
 Output: per input group the buffer holds the left side in sweep order, ``R1``, and
 the explicit match lists.  A run of consecutive left tuples (in sweep order) with
-the same match set becomes one group ``(run, matches)``: the cheap case (same offset
-and no bit marked in range since the previous tuple) costs ``O(1)``; otherwise the
-new set is compared with the pending one (same run of ``R1``, or same explicit list).
-Groups without a pair ``t != t'`` (``({t}, {t})``) are dropped.  Output groups are
-disjoint (each left tuple is in exactly one group of its input group) and their
-union is the set of satisfying pairs.
+the same match set becomes one group ``(run, matches)``.  Two consecutive match
+sets are both suffixes (from their offsets) of the bits marked before the first
+one, plus the bits marked in between, so they are equal iff none of the new bits
+lies at or past the second offset and their sizes agree: an exact test in ``O(1)``
+(same offset, nothing new in range) or ``O(log |R|)`` (the Fenwick count), without
+comparing lists.  Groups without a pair ``t != t'`` (``({t}, {t})``) are dropped.
+Output groups are disjoint (each left tuple is in exactly one group of its input
+group) and their union is the set of satisfying pairs.  The sweep runs twice per
+input group: the first pass only sizes the output (lists and groups), the second
+writes it into a buffer grown once, so no output pair is copied or page-faulted
+twice.
+
+The buffer holds ``O(|L| + |R| + written pairs)`` tids: runs of ``R1`` cost nothing,
+but a match set that is not one run is written out in full, so a large output that
+is neither dense nor correlated is as large as the pair count.
 """
 
 from __future__ import annotations

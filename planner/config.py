@@ -21,13 +21,22 @@ class Config:
     pair_chunk: int = 1 << 18
     #: BHSM: number of equal-width bins (paper §6.2: stable between 100 and 1000)
     bhsm_bins: int = 500
+    #: HSM below this many distinct values (joint with preceding equalities), BHSM above
+    hsm_max_cardinality: int = 10_000
+    #: IEJoin for a pair of inequalities whose cardinalities all reach this
+    iejoin_min_cardinality: int = 1 << 13
     #: worker threads for independent groups (None: all cores)
     threads: int | None = None
     #: a batch with less work (sum |L| + |R|) than this runs on one thread
     parallel_work: int = 1 << 16
-    #: force the algorithm of every single-inequality stage ("hsm", "bhsm", "cdq");
-    #: None lets the planner choose (tests use this to cover every kernel)
+    #: force the algorithm of the inequality stages ("hsm", "bhsm", "cdq", "iejoin" --
+    #: the last for a pair of inequalities); None lets the planner choose
     inequality: str | None = None
+    #: force the predicate order: "planned" (statistics), "written", or "shuffle:<seed>"
+    order: str = "planned"
+    #: HyperLogLog precision (2**p registers) and tid sample rate
+    hll_p: int = 14
+    sample_rate: float = 0.01
 
 
 DEFAULT = Config()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -32,11 +33,10 @@ from facet.kernels.common import OP_CODES, compare_arrays
 from facet.kernels.count import count_groups
 from facet.kernels.decompose import refine_decompose
 from facet.kernels.expand import expand
+from facet.kernels.iejoin import refine_iejoin
 from facet.kernels.refine import KIND_EQ, KIND_INEQ, KIND_NE, refine
 from facet.language.normalize import (
     EQUALITY,
-    INEQUALITY,
-    NONEQUALITY,
     NormalDC,
     PairPredicate,
     RowFilter,
@@ -63,6 +63,38 @@ class Degrees:
         return int(np.count_nonzero((self.left > 0) | (self.right > 0)))
 
 
+@dataclass
+class StageRun:
+    """What one stage actually did (summed over its calls)."""
+
+    calls: int = 0
+    seconds: float = 0.0
+    groups_in: int = 0
+    tids_in: int = 0
+    groups_out: int = 0
+    tids_out: int = 0
+    #: sum |L| x |R| of the output groups (an upper bound on its pairs)
+    candidates_out: int = 0
+
+
+class Trace:
+    """Actual sizes and times per stage (``facet explain --analyze``)."""
+
+    def __init__(self) -> None:
+        self.stages: dict[object, StageRun] = {}
+
+    def add(self, key: object, seconds: float, groups_in: Groups, out: Groups | None) -> None:
+        r = self.stages.setdefault(key, StageRun())
+        r.calls += 1
+        r.seconds += seconds
+        r.groups_in += len(groups_in)
+        r.tids_in += int(groups_in.left_sizes().sum() + groups_in.right_sizes().sum())
+        if out is not None:
+            r.groups_out += len(out)
+            r.tids_out += int(out.left_sizes().sum() + out.right_sizes().sum())
+            r.candidates_out += int(out.candidate_pairs().sum())
+
+
 class LocalEngine:
     """Runs plans over one encoded table."""
 
@@ -72,6 +104,8 @@ class LocalEngine:
         self.n = enc.n
         self._stamp = np.zeros(max(self.n, 1), np.int64)
         self.threads = max(1, config.threads or os.cpu_count() or 1)
+        #: per-stage actual sizes and seconds, when explain --analyze asks for them
+        self.trace: Trace | None = None
         #: per extra worker: (deg_left, deg_right, stamp, stamp_id)
         self._scratch: list[list] = []
         self._doms = np.zeros(len(enc.index), np.int64)
@@ -147,10 +181,15 @@ class LocalEngine:
             if b > a
         ]
 
-    def refine(self, groups: Groups, stage: Stage) -> Groups:
+    def refine(self, groups: Groups, stage: Stage, traced: bool = True) -> Groups:
         """Apply one refinement to a batch (parts in parallel)."""
         if len(groups) == 0:
             return groups
+        if traced and self.trace is not None:
+            t = time.perf_counter()
+            out = self.refine(groups, stage, traced=False)
+            self.trace.add(stage, time.perf_counter() - t, groups, out)
+            return out
         parts = self._parts(groups)
         if len(parts) == 1:
             return self._refine(groups, stage)
@@ -164,6 +203,22 @@ class LocalEngine:
     def _refine(self, groups: Groups, stage: Stage) -> Groups:
         p = stage.pred
         enc = self.enc
+        if stage.algorithm == "iejoin":
+            q = stage.preds[1]
+            buf, desc = refine_iejoin(
+                groups.buf,
+                groups.desc,
+                enc.codes,
+                enc.index[p.a],
+                enc.index[p.b],
+                OP_CODES[p.op],
+                enc.index[q.a],
+                enc.index[q.b],
+                OP_CODES[q.op],
+                max(enc.domain[p.a], enc.domain[p.b]),
+                max(enc.domain[q.a], enc.domain[q.b]),
+            )
+            return Groups(buf, desc)
         ra, rb = enc.index[p.a], enc.index[p.b]
         dom = max(enc.domain[p.a], enc.domain[p.b])
         alg = stage.algorithm
@@ -184,31 +239,43 @@ class LocalEngine:
 
     def count(self, plan: Plan, groups: Groups | None = None) -> Degrees:
         """Per-row degrees of a two-tuple DC, never enumerating pairs to count them."""
-        deg = Degrees(np.zeros(self.n, np.int64), np.zeros(self.n, np.int64))
         if groups is None:
             groups = self.initial_groups(plan.dc)
         for stage in plan.of_class(EQUALITY):
             groups = self.refine(groups, stage)
-        ineqs = [s.pred for s in plan.of_class(INEQUALITY)]
-        neqs = [s.pred for s in plan.of_class(NONEQUALITY)]
+        return self.count_sink(plan, groups)
+
+    def count_sink(self, plan: Plan, groups: Groups) -> Degrees:
+        """Degrees of the groups left after the plan's equalities, by the counting sink."""
+        deg = Degrees(np.zeros(self.n, np.int64), np.zeros(self.n, np.int64))
+        t_sink = time.perf_counter()
+        self._count_rest(plan, groups, deg)
+        if self.trace is not None:
+            self.trace.add("count-sink", time.perf_counter() - t_sink, groups, None)
+        return deg
+
+    def _count_rest(self, plan: Plan, groups: Groups, deg: Degrees) -> None:
+        sink = plan.count_sink
+        ineqs = list(sink.inequalities)
+        neqs = list(sink.nonequalities)
         rest = ineqs + neqs
         idx = self.enc.index
         nl = np.array(sorted({idx[p.a] for p in rest}), np.int64)
         nr = np.array(sorted({idx[p.b] for p in rest}), np.int64)
         big = self._count(groups, rest, nl, nr, 1, deg)
         if len(big) == 0:
-            return deg
+            return
         if not neqs:
             self._count_inequalities(big, ineqs, nl, nr, 1, deg)
-            return deg
+            return
         for size in range(len(neqs) + 1):
             sign = -1 if size % 2 else 1
             for subset in itertools.combinations(neqs, size):
                 g = big
                 for p in subset:
-                    g = self.refine(g, Stage(PairPredicate(p.a, "=", p.b), "equality"))
+                    eq = Stage((PairPredicate(p.a, "=", p.b),), "equality")
+                    g = self.refine(g, eq, traced=False)
                 self._count_inequalities(g, ineqs, nl, nr, sign, deg)
-        return deg
 
     def _count(
         self,
@@ -291,10 +358,16 @@ class LocalEngine:
                 return
             # more than two inequalities on a large group: split one into dominance
             # blocks first (CDQ), then count the rest
-            groups = self.refine(groups, Stage(ineqs[0], "cdq"))
+            groups = self.refine(groups, Stage((ineqs[0],), "cdq"), traced=False)
             ineqs = ineqs[1:]
 
-    # ------------------------------------------------------------ pairs
+    # ------------------------------------------------------------ pairs / blocks
+
+    def _walk_arrays(self, plan: Plan):
+        preds = plan.preds
+        pa, pb, po = self._rows(preds)
+        starts = np.cumsum([0] + [len(s.preds) for s in plan.stages])
+        return pa, pb, po, starts
 
     def iter_pairs(
         self, plan: Plan, groups: Groups | None = None
@@ -302,22 +375,48 @@ class LocalEngine:
         """Violating pairs ``(t, t')`` in chunks, depth first."""
         if groups is None:
             groups = self.initial_groups(plan.dc)
-        preds = [s.pred for s in plan.stages]
-        pa, pb, po = self._rows(preds)
-        yield from self._pairs(groups, plan.stages, 0, pa, pb, po)
+        arrays = self._walk_arrays(plan)
+        for kind, a, b in self._walk(groups, plan.stages, 0, arrays):
+            if kind == "pairs":
+                yield a, b
+            else:
+                yield from self._expand(a, len(plan.preds), *arrays[:3])
 
-    def _pairs(self, groups, stages, k, pa, pb, po):
+    def iter_final_pairs(self, groups: Groups) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Pairs of groups that every predicate has already refined."""
+        none = np.empty(0, np.int64)
+        for part in groups.split(self.config.batch_work):
+            yield from self._expand(part, 0, none, none, none)
+
+    def iter_blocks(self, plan: Plan, groups: Groups | None = None) -> Iterator[Groups]:
+        """The final pairs of tid sets; groups finished pair by pair come as
+        one-row-left blocks."""
+        if groups is None:
+            groups = self.initial_groups(plan.dc)
+        arrays = self._walk_arrays(plan)
+        for kind, a, b in self._walk(groups, plan.stages, 0, arrays):
+            yield _pairs_as_blocks(a, b) if kind == "pairs" else a
+
+    def _walk(self, groups: Groups, stages: list[Stage], k: int, arrays):
+        """Depth first through the stages: ``("pairs", t1, t2)`` for groups finished
+        pair by pair, ``("groups", final_groups, None)`` for the rest."""
         if len(groups) == 0:
             return
-        if k < len(stages):
-            small = groups.candidate_pairs() <= self.config.nested_pairs
-            if small.any():
-                yield from self._expand(groups.select(small), k, pa, pb, po)
-                groups = groups.select(~small)
-            for chunk in groups.split(self.config.batch_work):
-                yield from self._pairs(self.refine(chunk, stages[k]), stages, k + 1, pa, pb, po)
-        else:
-            yield from self._expand(groups, k, pa, pb, po)
+        pa, pb, po, starts = arrays
+        if k == len(stages):
+            yield "groups", groups, None
+            return
+        small = groups.candidate_pairs() <= self.config.nested_pairs
+        if small.any():
+            nested = groups.select(small)
+            t = time.perf_counter()
+            for t1, t2 in self._expand(nested, int(starts[k]), pa, pb, po):
+                yield "pairs", t1, t2
+            if self.trace is not None:
+                self.trace.add(("nested", stages[k]), time.perf_counter() - t, nested, None)
+            groups = groups.select(~small)
+        for chunk in groups.split(self.config.batch_work):
+            yield from self._walk(self.refine(chunk, stages[k]), stages, k + 1, arrays)
 
     def _expand(self, groups, start, pa, pb, po):
         g, a, b = 0, -1, -1
@@ -342,31 +441,6 @@ class LocalEngine:
             )
             if n:
                 yield out1[:n], out2[:n]
-
-    # ------------------------------------------------------------ blocks
-
-    def iter_blocks(self, plan: Plan, groups: Groups | None = None) -> Iterator[Groups]:
-        """The final pairs of tid sets; groups finished pair by pair come as
-        one-row-left blocks."""
-        if groups is None:
-            groups = self.initial_groups(plan.dc)
-        preds = [s.pred for s in plan.stages]
-        pa, pb, po = self._rows(preds)
-        yield from self._blocks(groups, plan.stages, 0, pa, pb, po)
-
-    def _blocks(self, groups, stages, k, pa, pb, po):
-        if len(groups) == 0:
-            return
-        if k < len(stages):
-            small = groups.candidate_pairs() <= self.config.nested_pairs
-            if small.any():
-                for t1, t2 in self._expand(groups.select(small), k, pa, pb, po):
-                    yield _pairs_as_blocks(t1, t2)
-                groups = groups.select(~small)
-            for chunk in groups.split(self.config.batch_work):
-                yield from self._blocks(self.refine(chunk, stages[k]), stages, k + 1, pa, pb, po)
-        else:
-            yield groups
 
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
