@@ -17,8 +17,18 @@ def warmup() -> float:
         return 0.0
     t = time.perf_counter()
     from facet.groups import Groups
+    from facet.kernels.bhsm import refine_bhsm
     from facet.kernels.count import count_groups
+    from facet.kernels.decompose import refine_decompose
     from facet.kernels.expand import expand, sides_to_lists
+    from facet.kernels.hashing import (
+        hash_bytes,
+        hash_words,
+        hll_registers,
+        mix64_array,
+        row_hashes,
+    )
+    from facet.kernels.iejoin import refine_iejoin
     from facet.kernels.refine import refine
 
     rng = np.random.default_rng(0)
@@ -28,8 +38,11 @@ def warmup() -> float:
     g2 = Groups.pair(np.arange(n // 2, dtype=np.int32), np.arange(n // 4, n, dtype=np.int32))
     for grp in (g, g2):
         for kind, op in ((0, 0), (1, 1), (2, 2)):
-            buf, desc = refine(grp.buf, grp.desc, codes, 0, 1, 6, kind, op)
-            buf, desc = refine(grp.buf, grp.desc, codes, 0, 0, 6, kind, op)
+            refine(grp.buf, grp.desc, codes, 0, 1, 6, kind, op)
+            refine(grp.buf, grp.desc, codes, 0, 0, 6, kind, op)
+        refine_bhsm(grp.buf, grp.desc, codes, 0, 1, 6, 2, 2)
+        refine_decompose(grp.buf, grp.desc, codes, 0, 1, 6, 3)
+        refine_iejoin(grp.buf, grp.desc, codes, 0, 1, 2, 1, 0, 5, 6, 6)
         deg_l = np.zeros(n, np.int64)
         deg_r = np.zeros(n, np.int64)
         stamp = np.zeros(n, np.int64)
@@ -63,5 +76,10 @@ def warmup() -> float:
         po = np.array([2], np.int64)
         expand(grp.buf, grp.desc, codes, pa, pa, po, 0, 0, -1, -1, 16, out1, out2)
         sides_to_lists(grp.buf, grp.desc, 0)
+    words = np.arange(8, dtype=np.uint64)
+    hll_registers(hash_words(words), 4)
+    hash_bytes(np.array([0, 1, 3], np.int64), np.frombuffer(b"abc", np.uint8))
+    mix64_array(words)
+    row_hashes(codes, np.array([0, 1], np.int64), hash_words(words), np.array([0, 0], np.int64))
     _done = True
     return time.perf_counter() - t
