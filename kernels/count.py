@@ -81,23 +81,16 @@ def _count_one(qk, pk, op, dom, out):
 
 
 @njit(cache=True, nogil=True)
-def _count_two(q1, q2, p1, p2, op1, op2, dom1, dom2, out):
-    """``out[i] = #{j : q1[i] op1 p1[j] and q2[i] op2 p2[j]}`` (dominance counting):
-    sweep on the first key, Fenwick tree over the second (codes directly when
-    their domain is small, else compressed ranks)."""
+def _sweep(q1, q2, p1, p2, oq, opn, op1, op2, dom2, out):
+    """``out[i] = #{j : q1[i] op1 p1[j] and q2[i] op2 p2[j]}`` (dominance counting).
+
+    ``oq`` / ``opn`` order ``q1`` / ``p1`` ascending (ties in any order: a query
+    sees every point whose key passes the test against its own key, so ties
+    need no order).  Sweep on the first key, Fenwick tree over the second --
+    over the codes directly when their domain is small, else compressed ranks.
+    """
     mq = q1.shape[0]
     mp = p1.shape[0]
-    # one sweep direction: "q > p" / "q >= p" over keys mirrored when op1 is < / <=
-    if op1 == 2 or op1 == 3:
-        k1q = (dom1 - 1) - q1
-        k1p = (dom1 - 1) - p1
-        strict = op1 == 2
-    else:
-        k1q = q1
-        k1p = p1
-        strict = op1 == 4
-    # the second key as Fenwick slots 1..nu; per query the number of slots at or
-    # below its split, and whether it wants the points above the split
     direct = dom2 <= 4 * (mq + mp) + 64
     if direct:
         nu = dom2
@@ -118,17 +111,20 @@ def _count_two(q1, q2, p1, p2, op1, op2, dom1, dom2, out):
             split[i] = upper_bound(u, nu, z) if (op2 == 2 or op2 == 5) else lower_bound(u, nu, z)
     above = op2 == 2 or op2 == 3
     fen = np.zeros(nu + 1, np.int64)
-    oq = stable_order(k1q, dom1)
-    opn = stable_order(k1p, dom1)
+    ascending = op1 == 4 or op1 == 5  # q > p / q >= p: points with small keys first
+    strict = op1 == 2 or op1 == 4
     inserted = 0
     j = 0
     for step in range(mq):
-        i = oq[step]
-        x = k1q[i]
+        i = oq[step] if ascending else oq[mq - 1 - step]
+        x = q1[i]
         while j < mp:
-            pj = opn[j]
-            y = k1p[pj]
-            if y > x or (strict and y == x):
+            pj = opn[j] if ascending else opn[mp - 1 - j]
+            y = p1[pj]
+            if ascending:
+                if y > x or (strict and y == x):
+                    break
+            elif y < x or (strict and y == x):
                 break
             r = slot[pj]
             while r <= nu:
@@ -142,6 +138,17 @@ def _count_two(q1, q2, p1, p2, op1, op2, dom1, dom2, out):
             below += fen[r]
             r -= r & (-r)
         out[i] = inserted - below if above else below
+
+
+@njit(cache=True, nogil=True)
+def _count_two(q1, q2, p1, p2, op1, op2, dom1, dom2, out_q, out_p):
+    """Dominance counts of both sides: ``out_q`` per query row (``q op p``) and
+    ``out_p`` per point row (the same pairs seen from the other side); the two
+    sweeps share one sort of each side."""
+    oq = stable_order(q1, dom1)
+    opn = stable_order(p1, dom1)
+    _sweep(q1, q2, p1, p2, oq, opn, op1, op2, dom2, out_q)
+    _sweep(p1, p2, q1, q2, opn, oq, _flip(op1), _flip(op2), dom2, out_p)
 
 
 @njit(cache=True, nogil=True)
@@ -231,11 +238,13 @@ def count_groups(
                 pb1[b] = codes[pb[0], R[b]]
                 pb2[b] = codes[pb[1], R[b]]
             cl = np.empty(ml, np.int64)
+            cr = np.empty(mr, np.int64)
             d1 = doms[pb[0]]
             d2 = doms[pb[1]]
-            _count_two(qa1, qa2, pb1, pb2, po[0], po[1], d1, d2, cl)
-            cr = np.empty(mr, np.int64)
-            _count_two(pb1, pb2, qa1, qa2, _flip(po[0]), _flip(po[1]), d1, d2, cr)
+            if d1 >= d2:  # sweep on the larger domain, Fenwick tree over the smaller
+                _count_two(qa1, qa2, pb1, pb2, po[0], po[1], d1, d2, cl, cr)
+            else:
+                _count_two(qa2, qa1, pb2, pb1, po[1], po[0], d2, d1, cl, cr)
             for a in range(ml):
                 deg_l[L[a]] += sign * cl[a]
             for b in range(mr):

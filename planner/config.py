@@ -25,6 +25,12 @@ class Config:
     hsm_max_cardinality: int = 10_000
     #: IEJoin for a pair of inequalities whose cardinalities all reach this
     iejoin_min_cardinality: int = 1 << 13
+    #: tid storage of refinements: "hybrid" (bitmaps for big groups of non-equality /
+    #: HSM / BHSM refinements), "arrays" or "bitmaps" (paper §4, Fig. 7)
+    storage: str = "hybrid"
+    #: hybrid: a group with at least this many tids (|L| + |R|) goes to bitmaps
+    #: (measured by bench/fig7_storage.py, see bench/results/fig7_storage.md)
+    bitmap_min_tids: int = 1 << 62
     #: worker threads for independent groups (None: all cores)
     threads: int | None = None
     #: a batch with less work (sum |L| + |R|) than this runs on one thread

@@ -25,6 +25,8 @@ CONFIGS = st.sampled_from(
         Config(nested_pairs=0, inequality="cdq"),
         Config(nested_pairs=7, inequality="bhsm", bhsm_bins=2),
         Config(nested_pairs=0, threads=3, parallel_work=1),  # parts on threads
+        Config(nested_pairs=0, storage="bitmaps"),
+        Config(nested_pairs=0, storage="hybrid", bitmap_min_tids=20, inequality="bhsm"),
         Config(),
     ]
 )

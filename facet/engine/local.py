@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from facet.encoding import EncodedTable
+from facet.engine.bitmaps import refine_bitmaps
 from facet.groups import Groups
 from facet.kernels.bhsm import refine_bhsm
 from facet.kernels.common import OP_CODES, compare_arrays
@@ -190,15 +191,42 @@ class LocalEngine:
             out = self.refine(groups, stage, traced=False)
             self.trace.add(stage, time.perf_counter() - t, groups, out)
             return out
+        on_bitmaps = self._bitmap_groups(groups, stage)
+        if on_bitmaps is not None:
+            p = stage.pred
+            enc = self.enc
+            big = refine_bitmaps(
+                groups.select(on_bitmaps),
+                enc.codes,
+                enc.index[p.a],
+                enc.index[p.b],
+                OP_CODES[p.op],
+            )
+            rest = groups.select(~on_bitmaps)
+            if len(rest) == 0:
+                return big
+            return _concat([big, self._refine_parts(rest, stage)])
+        return self._refine_parts(groups, stage)
+
+    def _bitmap_groups(self, groups: Groups, stage: Stage) -> np.ndarray | None:
+        """Which groups this refinement keeps on compressed bitmaps (``None``: none)."""
+        storage = self.config.storage
+        if storage == "arrays" or len(stage.preds) != 1:
+            return None
+        if storage == "bitmaps":
+            if stage.algorithm not in ("equality", "nonequality", "hsm", "bhsm"):
+                return None
+            return np.ones(len(groups), bool)
+        if stage.algorithm not in ("nonequality", "hsm", "bhsm"):
+            return None
+        big = (groups.left_sizes() + groups.right_sizes()) >= self.config.bitmap_min_tids
+        return big if big.any() else None
+
+    def _refine_parts(self, groups: Groups, stage: Stage) -> Groups:
         parts = self._parts(groups)
         if len(parts) == 1:
             return self._refine(groups, stage)
-        outs = list(_pool(self.threads).map(lambda g: self._refine(g, stage), parts))
-        sizes = np.array([len(o.buf) for o in outs], np.int64)
-        offsets = np.r_[0, np.cumsum(sizes)[:-1]]
-        buf = np.concatenate([o.buf for o in outs])
-        desc = np.concatenate([o.desc + off for o, off in zip(outs, offsets, strict=True)])
-        return Groups(buf, desc)
+        return _concat(list(_pool(self.threads).map(lambda g: self._refine(g, stage), parts)))
 
     def _refine(self, groups: Groups, stage: Stage) -> Groups:
         p = stage.pred
@@ -441,6 +469,15 @@ class LocalEngine:
             )
             if n:
                 yield out1[:n], out2[:n]
+
+
+def _concat(outs: list[Groups]) -> Groups:
+    """Batches side by side in one buffer."""
+    sizes = np.array([len(o.buf) for o in outs], np.int64)
+    offsets = np.r_[0, np.cumsum(sizes)[:-1]]
+    buf = np.concatenate([o.buf for o in outs])
+    desc = np.concatenate([o.desc + off for o, off in zip(outs, offsets, strict=True)])
+    return Groups(buf, np.ascontiguousarray(desc))
 
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
