@@ -74,15 +74,28 @@ def read_header(path: Path, delimiter: str = ",") -> list[str]:
     return next(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), [])
 
 
-def _check_columns(header: list[str], name: str) -> None:
-    seen: set[str] = set()
-    for i, col in enumerate(header):
-        if col in seen:
+def _check_columns(header: list[str], name: str, used: list[str] | None) -> None:
+    """A column the DCs use must be named once (others may repeat)."""
+    counts: dict[str, int] = {}
+    for col in header:
+        counts[col] = counts.get(col, 0) + 1
+    for col in used if used is not None else header:
+        if counts.get(col, 0) > 1:
             raise DataError(
-                f"{name}: header column {i + 1} repeats the name '{col}'; "
+                f"{name}: the header names column '{col}' {counts[col]} times; "
                 "give every column a distinct name"
             )
-        seen.add(col)
+
+
+def _unique_names(header: list[str]) -> list[str]:
+    """Header names made unique (repeats of unused columns get a suffix)."""
+    seen: dict[str, int] = {}
+    out = []
+    for col in header:
+        k = seen.get(col, 0)
+        seen[col] = k + 1
+        out.append(col if k == 0 else f"{col}\x00{k}")
+    return out
 
 
 def _csv_error(name: str, err: Exception) -> DataError:
@@ -98,16 +111,17 @@ def read_csv(path: Path, columns: list[str] | None, delimiter: str = ",") -> Sou
     header = read_header(path, delimiter)
     if not header:
         raise DataError(f"{name}: the file is empty; a CSV file needs a header line")
-    _check_columns(header, name)
-    wanted = header if columns is None else [c for c in header if c in set(columns)]
-    read_opts = pacsv.ReadOptions(column_names=header, skip_rows=1, block_size=1 << 24)
+    _check_columns(header, name, columns)
+    names = _unique_names(header)
+    wanted = names if columns is None else [c for c in names if c in set(columns)]
+    read_opts = pacsv.ReadOptions(column_names=names, skip_rows=1, block_size=1 << 24)
     parse_opts = pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True, double_quote=True)
     conv_opts = pacsv.ConvertOptions(
-        column_types={c: pa.string() for c in header},
+        column_types={c: pa.string() for c in names},
         null_values=[""],
         strings_can_be_null=True,
         quoted_strings_can_be_null=True,
-        include_columns=wanted or header[:1],
+        include_columns=wanted or names[:1],
     )
     try:
         table = pacsv.read_csv(
@@ -125,7 +139,7 @@ def read_csv(path: Path, columns: list[str] | None, delimiter: str = ",") -> Sou
 
 def _from_arrow_like(table: pa.Table, name: str, columns: list[str] | None) -> Source:
     header = list(table.column_names)
-    _check_columns(header, name)
+    _check_columns(header, name, columns)
     if columns is not None:
         keep = [c for c in header if c in set(columns)]
         num_rows = table.num_rows

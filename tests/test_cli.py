@@ -315,3 +315,53 @@ def test_csv_text_is_exact_and_empty_is_null(tmp_path, capsys):
     # 01907 vs 1907 differ as text; NA is text, "" is NULL; the quoted multi-line rows match
     assert json.loads(out)["dcs"][0]["violations"] == 2
     assert json.loads(out)["rows"] == 5
+
+
+def test_header_only_bom_and_repeated_unused_columns(tmp_path, capsys):
+    p = tmp_path / "h.csv"
+    p.write_bytes("\ufeffa,b,x,x\n".encode())
+    code, out, _ = run(["detect", p, "--dc", "a -> b", "--format", "json"], capsys)
+    assert code == 0 and json.loads(out)["rows"] == 0
+    p.write_text("a,b,x,x\n1,2,3,4\n1,3,5,6\n")
+    code, out, _ = run(["detect", p, "--dc", "a -> b", "--format", "json"], capsys)
+    assert code == 1 and json.loads(out)["dcs"][0]["violations"] == 2
+    code, _, err = run(["detect", p, "--dc", "x -> b"], capsys)
+    assert code == 2 and "'x' 2 times" in err
+
+
+def test_non_utf8_csv_is_bad_input(tmp_path, capsys):
+    p = tmp_path / "latin.csv"
+    p.write_bytes(b"a,b\n\xe9,1\n\xe9,2\n")
+    code, _, err = run(["detect", p, "--dc", "a -> b"], capsys)
+    assert code == 2 and "latin.csv" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "arrow"])
+def test_typed_inputs(tmp_path, fmt, capsys):
+    table = pa.table(
+        {
+            "k": pa.array(["a", "a", "b", None]),
+            "v": pa.array([1.5, 2.0, float("nan"), 4.0]),
+            "d": pa.array([1, 2, 3, 4], pa.int32()),
+        }
+    )
+    p = tmp_path / f"t.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(table, p)
+    else:
+        feather.write_feather(table, p)
+    code, out, _ = run(
+        [
+            "detect",
+            p,
+            "--dc",
+            "not(t.k = t'.k and t.v < t'.v)",
+            "--dc",
+            "not(t.v > 1.9)",
+            "--format",
+            "json",
+        ],
+        capsys,
+    )
+    doc = json.loads(out)
+    assert [d["violations"] for d in doc["dcs"]] == [1, 2]  # NaN is NULL

@@ -1,0 +1,83 @@
+"""The Python API: inputs of every kind, the result object, lazy pairs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+
+import facet
+from facet.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+TAX = ROOT / "data" / "tax" / "tax_dirty_0010k.csv"
+
+ROWS = {
+    "zip": ["01907", "01907", "02110", "02110", None],
+    "city": ["Lynn", "Salem", "Boston", "Boston", "X"],
+    "salary": [100, 200, 150, None, 50],
+}
+
+
+@pytest.mark.parametrize("kind", ["pandas", "polars", "arrow", "batch"])
+def test_dataframes(kind):
+    data = {
+        "pandas": pd.DataFrame(ROWS),
+        "polars": pl.DataFrame(ROWS),
+        "arrow": pa.table(ROWS),
+        "batch": pa.RecordBatch.from_pydict(ROWS),
+    }[kind]
+    res = facet.detect(data, dcs=["zip -> city", "not(t.salary > 120)"], output="pairs")
+    assert [d.violations for d in res.dcs] == [2, 2]
+    assert [d.rows_involved for d in res.dcs] == [2, 2]
+    pairs = res.pairs().to_pylist()
+    assert {(p["t1"], p["t2"]) for p in pairs if p["dc"] == 0} == {(0, 1), (1, 0)}
+
+
+def test_result_object_and_json_match_cli(capsys):
+    res = facet.detect(TAX, dcs=["zip -> city", "zip -> state"])
+    d = res.to_dict()
+    assert d["rows"] == 10_000 and d["engine"] == "local"
+    assert [x["violations"] for x in d["dcs"]] == [40552, 39818]
+    assert res[0].violations == 40552 and res.total_violations == 40552 + 39818
+    main(["detect", str(TAX), "--dc", "zip -> city", "--dc", "zip -> state", "--format", "json"])
+    cli = json.loads(capsys.readouterr().out)
+    strip = ("seconds", "load_seconds", "warmup_seconds")
+    for doc in (d, cli):
+        for k in strip:
+            doc.pop(k, None)
+        for x in doc["dcs"]:
+            x.pop("seconds")
+    cli["source"] = d["source"]
+    assert cli == d
+
+
+def test_pairs_after_a_count_are_lazy_and_limited():
+    res = facet.detect(TAX, dcs=["zip -> city"])
+    batches = list(res.iter_pairs(limit=100))
+    assert sum(b.num_rows for b in batches) == 100
+    assert res.pairs().num_rows == 40552
+    blocks = res.blocks()
+    expanded = sum(len(r["t1"]) * len(r["t2"]) for r in blocks.to_pylist())
+    assert expanded == 40552  # zip -> city blocks are disjoint sides
+
+
+def test_rules_text_and_lists():
+    text = "# two rules\nzip -> city\nbig: not(t.salary > 100)\n"
+    a = facet.detect(pa.table(ROWS), text)
+    b = facet.detect(pa.table(ROWS), ["zip -> city", "big: not(t.salary > 100)"])
+    assert [x.violations for x in a.dcs] == [x.violations for x in b.dcs] == [2, 2]
+    assert a.dcs[1].name == "big"
+
+
+def test_errors_are_facet_input_errors():
+    with pytest.raises(facet.FacetInputError):
+        facet.detect(pa.table(ROWS), dcs=["not(t.nope = t'.nope)"])
+    with pytest.raises(facet.DCSyntaxError):
+        facet.detect(pa.table(ROWS), dcs=["not(t.zip == )"])
+    with pytest.raises(facet.FacetInputError):
+        facet.detect(pa.table(ROWS), dcs=["zip -> city"], output="nope")
