@@ -5,7 +5,7 @@
 >>> res.dcs[0].violations
 """
 
-from facet.api import detect, load_dcs
+from facet.api import detect, explain, load_dcs
 from facet.errors import DCSyntaxError, FacetError, FacetInputError
 from facet.language import DC, parse_dc, parse_rules, read_rules
 from facet.result import DCResult, Result
@@ -20,6 +20,7 @@ __all__ = [
     "FacetInputError",
     "Result",
     "detect",
+    "explain",
     "load_dcs",
     "parse_dc",
     "parse_rules",
