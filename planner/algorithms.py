@@ -37,12 +37,19 @@ def choose_inequalities(
     tuples_per_group: float,
     config: Config,
     output: str = "pairs",
+    est_ineq_pairs: float | None = None,
+    rows: int = 0,
 ) -> list[Choice]:
     """Stages for the inequalities of a DC, in order.
 
     ``joint_card[i]``: the estimated cardinality of ``ineqs[i]``'s columns joint
     with the preceding equalities; ``tuples_per_group``: how many tuples an
-    average group holds when the inequalities start.
+    average group holds when the inequalities start; ``est_ineq_pairs``: the
+    estimated pairs that satisfy the equalities and inequalities (from the tid
+    sample).  IEJoin writes every match out, so it is only chosen when that
+    output stays below ``iejoin_max_pairs_per_row`` x rows; above it, the first
+    inequality is split into dominance blocks (CDQ), whose size does not grow
+    with the number of pairs.
     """
     forced = config.inequality
     if output == "blocks" and forced is None:
@@ -50,9 +57,16 @@ def choose_inequalities(
             Choice((p,), "cdq", c, "blocks: compact dominance blocks")
             for p, c in zip(ineqs, joint_card, strict=True)
         ]
+    big_output = (
+        forced is None
+        and len(ineqs) >= 2
+        and est_ineq_pairs is not None
+        and est_ineq_pairs > config.iejoin_max_pairs_per_row * max(rows, 1)
+    )
     if (
         forced in (None, "iejoin")
         and len(ineqs) == 2
+        and not big_output
         and (forced == "iejoin" or min(joint_card) >= config.iejoin_min_cardinality)
     ):
         note = (
@@ -62,8 +76,17 @@ def choose_inequalities(
         )
         return [Choice(tuple(ineqs), "iejoin", min(joint_card), note)]
     out: list[Choice] = []
-    for p, c in zip(ineqs, joint_card, strict=True):
-        if forced is not None and forced != "iejoin":
+    for k, (p, c) in enumerate(zip(ineqs, joint_card, strict=True)):
+        if big_output and k == 0:
+            out.append(
+                Choice(
+                    (p,),
+                    "cdq",
+                    c,
+                    f"~{est_ineq_pairs:.3g} pairs expected: dominance blocks first",
+                )
+            )
+        elif forced is not None and forced != "iejoin":
             out.append(Choice((p,), forced, c, "forced"))
         elif c < config.hsm_max_cardinality:
             out.append(Choice((p,), "hsm", c, f"cardinality < {config.hsm_max_cardinality}"))

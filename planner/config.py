@@ -25,6 +25,9 @@ class Config:
     hsm_max_cardinality: int = 10_000
     #: IEJoin for a pair of inequalities whose cardinalities all reach this
     iejoin_min_cardinality: int = 1 << 13
+    #: ... and whose output (pairs it must write out) stays below this many per row;
+    #: more pairs than that: dominance blocks (CDQ) first, which stay O(n log n)
+    iejoin_max_pairs_per_row: int = 64
     #: tid storage of refinements: "hybrid" (bitmaps for big groups of non-equality /
     #: HSM / BHSM refinements), "arrays" or "bitmaps" (paper §4, Fig. 7)
     storage: str = "hybrid"

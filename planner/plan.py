@@ -124,9 +124,12 @@ def make_plan(
     left_rows: int = 0,
     right_rows: int = 0,
     reflexive: bool = True,
+    sample_pairs: float | None = None,
 ) -> Plan:
     """Plan a two-tuple DC.  ``stats``: a :class:`facet.planner.stats.Statistics`
-    (or ``None``: no estimates, written order within classes)."""
+    (or ``None``: no estimates, written order within classes); ``sample_pairs``:
+    pairs satisfying the equalities and inequalities, estimated from the tid
+    sample."""
     preds = list(dict.fromkeys(dc.preds))
     card = None
     if stats is not None:
@@ -163,12 +166,16 @@ def make_plan(
     joint = [card(tuple(eq_cols) + (p.a,)) if card else 0.0 for p in ineqs]
     if ineqs:
         choices = (
-            choose_inequalities(ineqs, joint, rows / max(groups, 1.0), config, output)
+            choose_inequalities(
+                ineqs, joint, rows / max(groups, 1.0), config, output, sample_pairs, rows
+            )
             if card or config.inequality
             else [_default_choice(p, config, output) for p in ineqs]
         )
-        for ch in choices:
+        for k, ch in enumerate(choices):
             pairs *= 0.5 ** len(ch.preds)
+            if sample_pairs is not None and k == len(choices) - 1:
+                pairs = sample_pairs
             stages.append(
                 Stage(
                     ch.preds,

@@ -58,9 +58,28 @@ class Session:
                 output != "count" and (INEQUALITY in classes or classes.count(NONEQUALITY) >= 2)
             )
             stats = self.stats if needs and self.config.order == "planned" else None
-            plan = make_plan(nd, stats, self.config, output, left, right, reflexive)
+            sample = None
+            if stats is not None and output == "pairs" and classes.count(INEQUALITY) >= 2:
+                sample = self._sample_pairs(nd, g)
+            plan = make_plan(nd, stats, self.config, output, left, right, reflexive, sample)
             self._plans[key] = plan
         return plan
+
+    def _sample_pairs(self, nd: NormalDC, g: Groups) -> float:
+        """Pairs satisfying the DC's equalities and inequalities, estimated by
+        counting them on the tid sample (``hash(tid) < rate``) and scaling."""
+        sample = self.stats.sample
+        if sample.size == 0:
+            return 0.0
+        d = g.desc[0]
+        left = np.intersect1d(g.buf[d[0] : d[1]], sample)
+        right = np.intersect1d(g.buf[d[4] : d[5]], sample)
+        preds = tuple(p for p in dict.fromkeys(nd.preds) if p.cls != NONEQUALITY)
+        mini = make_plan(
+            NormalDC(nd.dc, 2, (), preds), None, Config(order="written", threads=1), "count"
+        )
+        found = self.engine.count(mini, Groups.pair(left, right)).violations
+        return found * (self.enc.n / sample.size) ** 2
 
     # -- counts
     def count(self, i: int, engine: LocalEngine | None = None) -> tuple[int, int]:
