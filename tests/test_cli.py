@@ -365,3 +365,26 @@ def test_typed_inputs(tmp_path, fmt, capsys):
     )
     doc = json.loads(out)
     assert [d["violations"] for d in doc["dcs"]] == [1, 2]  # NaN is NULL
+
+
+def test_csv_timestamps_with_zones(tmp_path, capsys):
+    p = tmp_path / "ts.csv"
+    p.write_text(
+        "id,d,v\n1,2024-01-05,3\n2,2024-01-03T10:00:00Z,4\n3,2024-01-03T12:00:00+02:00,5\n"
+        "4,,6\n5,notadate,7\n6,2023-12-31,8\n"
+    )
+    code, out, err = run(
+        [
+            "detect", p,
+            "--dc", "not(t.d = t'.d and t.v < t'.v)",  # 10:00Z equals 12:00+02:00
+            "--dc", "not(t.d > \"2024-01-04\")",
+            "--dc", "not(t.d <= t'.d and t.id = 6)",
+            "--output", "pairs", "--format", "json",
+        ],
+        capsys,
+    )  # fmt: skip
+    doc = json.loads(out)
+    assert [d["pairs"] for d in doc["dcs"][:2]] == [[[1, 2]], [[0, None]]]
+    # row 5 (2023-12-31) is before every other date; NULL rows 3, 4 take no part
+    assert sorted(tuple(p) for p in doc["dcs"][2]["pairs"]) == [(5, 0), (5, 1), (5, 2)]
+    assert "notadate" in err
