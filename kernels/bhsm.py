@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from facet.kernels.common import partners
 from facet.kernels.refine import _copy_sorted, _put
 
 
@@ -102,18 +103,7 @@ def _emit_bhsm(obuf, info, codes, ra, rb, op, nbins, odesc, write):
                     q = p
                 while q < be_ and kb[obuf[q]] <= v:
                     q += 1
-                if op == 2:
-                    s0 = q
-                    s1 = be_
-                elif op == 3:
-                    s0 = p
-                    s1 = be_
-                elif op == 4:
-                    s0 = bs_
-                    s1 = p
-                else:
-                    s0 = bs_
-                    s1 = q
+                s0, s1 = partners(op, p, q, bs_, be_)
                 if pend_s >= 0 and pend_0 == s0 and pend_1 == s1:
                     pend_e = j
                 else:

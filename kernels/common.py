@@ -168,6 +168,20 @@ def stable_order(keys, domain):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def partners(op, p, q, lo, hi):
+    """The slice ``[s0, s1)`` of a right side sorted by code (within ``[lo, hi)``)
+    whose codes satisfy ``v op code`` for a left code ``v``, given ``p`` (first
+    index with code >= v) and ``q`` (first index with code > v)."""
+    if op == 2:  # v < code
+        return q, hi
+    if op == 3:  # v <= code
+        return p, hi
+    if op == 4:  # v > code
+        return lo, p
+    return lo, q  # v >= code
+
+
+@njit(cache=True, nogil=True, inline="always")
 def lower_bound(a, n, x):
     """First index ``i < n`` with ``a[i] >= x`` (``n`` if none)."""
     lo = 0

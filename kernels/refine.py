@@ -24,6 +24,7 @@ from numba import njit
 from facet.kernels.common import (
     gather,
     is_reflexive,
+    partners,
     side_size,
     sort_by_key,
     use_counting_sort,
@@ -208,18 +209,7 @@ def _emit(obuf, info, codes, ra, rb, kind, op, odesc, write):
                     else:
                         k = _put(odesc, k, write, i, j, i, i, r0, r1, r0, r0)
             else:
-                if op == 2:
-                    b0 = q
-                    b1 = r1
-                elif op == 3:
-                    b0 = p
-                    b1 = r1
-                elif op == 4:
-                    b0 = r0
-                    b1 = p
-                else:
-                    b0 = r0
-                    b1 = q
+                b0, b1 = partners(op, p, q, r0, r1)
                 if pend_s >= 0 and b0 == pend_b0 and b1 == pend_b1:
                     pend_e = j
                 else:
