@@ -9,6 +9,7 @@ NULL is -1.  Kernels then only compare int32 codes.
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -292,17 +293,17 @@ def encode(source: Source, use: ColumnUse, schema: dict[str, str] | None = None)
     domain: dict[str, int] = {}
     values: dict[str, pa.Array] = {}
     warnings: list[str] = []
-    for comp in use.components:
+
+    def one(comp: Component):
+        """Type and encode one component (independent of the others)."""
         typed, kind, warns = _component_arrays(comp, source, schema, use)
-        warnings.extend(warns)
         consts: list[pa.Scalar] = []
         const_keys: list[tuple[str, Const]] = []
         for col in comp.columns:
             for k in use.constant_use:
-                if k[0] != col:
-                    continue
-                consts.append(_constant_value(k[1], kind, col, use, source))
-                const_keys.append(k)
+                if k[0] == col:
+                    consts.append(_constant_value(k[1], kind, col, use, source))
+                    const_keys.append(k)
         parts = [typed[c] for c in comp.columns]
         typ = parts[0].type
         if kind == "int" and any(pa.types.is_floating(s.type) for s in consts):
@@ -311,16 +312,33 @@ def encode(source: Source, use: ColumnUse, schema: dict[str, str] | None = None)
             parts.append(pa.array([s.cast(typ).as_py() for s in consts], typ))
         allv = pa.concat_arrays([p.cast(typ) for p in parts])
         c_codes, dictionary = _codes(allv, comp.ordered)
-        d = len(dictionary)
         for i, col in enumerate(comp.columns):
             codes[index[col]] = c_codes[i * n : (i + 1) * n]
+        base = len(comp.columns) * n
+        return (
+            kind,
+            dictionary,
+            warns,
+            {key: int(c_codes[base + j]) for j, key in enumerate(const_keys)},
+        )
+
+    comps = use.components
+    if len(comps) > 1 and n >= 100_000:
+        # pyarrow and numpy release the GIL: components encode on all cores
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(len(comps), os.cpu_count() or 1)) as pool:
+            done = list(pool.map(one, comps))
+    else:
+        done = [one(c) for c in comps]
+    for comp, (kind, dictionary, warns, consts_of) in zip(comps, done, strict=True):
+        warnings.extend(warns)
+        const_codes.update(consts_of)
+        for col in comp.columns:
             kinds[col] = kind
             ordered[col] = comp.ordered
-            domain[col] = d
+            domain[col] = len(dictionary)
             values[col] = dictionary
-        base = len(comp.columns) * n
-        for j, key in enumerate(const_keys):
-            const_codes[key] = int(c_codes[base + j])
     return EncodedTable(
         n, codes, index, kinds, ordered, const_codes, domain, warnings, source.text, values
     )

@@ -10,6 +10,7 @@ non-zero degree on either side.
 
 * no predicate left: closed form ``|R|`` / ``|L|`` per row;
 * one inequality: sort one side, binary search per row (O(m log m));
+* one non-equality: the other side minus its equal codes (sort + binary search);
 * two inequalities: sweep on the first, Fenwick tree over ranks of the second
   (dominance counting, O(m log m));
 * a group with at most ``nested`` candidate pairs: pair by pair
@@ -173,7 +174,7 @@ def count_groups(
             n_ord += 1
         elif po[i] == 1:
             n_ne += 1
-    fast = n_ord == k and k <= 2
+    fast = (n_ord == k and k <= 2) or (k == 1 and n_ne == 1)
     # pair by pair beats the closed forms only on small groups: their cost is about
     # (|L| + |R|) x 16 per term, and non-equalities cost 2^j terms
     factor = 16
@@ -210,6 +211,24 @@ def count_groups(
                 deg_l[L[a]] += sign * mr
             for b in range(mr):
                 deg_r[R[b]] += sign * ml
+        elif k == 1 and po[0] == 1:
+            # one non-equality: everything on the other side but the equal codes
+            qa = np.empty(ml, np.int64)
+            for a in range(ml):
+                qa[a] = codes[pa[0], L[a]]
+            pbv = np.empty(mr, np.int64)
+            for b in range(mr):
+                pbv[b] = codes[pb[0], R[b]]
+            sq = np.sort(qa)
+            sp = np.sort(pbv)
+            for a in range(ml):
+                x = qa[a]
+                same = upper_bound(sp, mr, x) - lower_bound(sp, mr, x)
+                deg_l[L[a]] += sign * (mr - same)
+            for b in range(mr):
+                x = pbv[b]
+                same = upper_bound(sq, ml, x) - lower_bound(sq, ml, x)
+                deg_r[R[b]] += sign * (ml - same)
         elif k == 1:
             qa = np.empty(ml, np.int64)
             for a in range(ml):
