@@ -11,7 +11,9 @@ one group per bin stay within one bin, which keeps the work of the following
 refinements near ``bins x |R| + |R|^2 / bins`` instead of ``d x |R|``.
 
 A group with fewer tuples than ``2 x bins`` (or fewer distinct codes than
-bins) gets bins of width one, which is HSM.
+bins) gets bins of width one, which is HSM.  With ``b`` bins over ``d`` codes
+the right sides a following stage reads sum to about ``b |R| + d |R| / b``,
+smallest at ``b = sqrt(d)``: ``nbins <= 0`` picks that per group.
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ def _emit_bhsm(obuf, info, codes, ra, rb, op, nbins, odesc, write):
         hi = max(ka[obuf[l1 - 1]], kb[obuf[r1 - 1]])
         span = hi - lo + 1
         width = 1
-        if (l1 - l0) + (r1 - r0) >= 2 * nbins and span > nbins:
-            width = (span + nbins - 1) // nbins
+        bins = nbins if nbins > 0 else max(2, np.int64(np.sqrt(span)))
+        if (l1 - l0) + (r1 - r0) >= 2 * bins and span > bins:
+            width = (span + bins - 1) // bins
         # previous "beyond the bin" group, for merging adjacent bins with the same right side
         pb_ls = -1
         pb_le = -1
@@ -151,7 +154,9 @@ def _emit_bhsm(obuf, info, codes, ra, rb, op, nbins, odesc, write):
 
 @njit(cache=True, nogil=True)
 def refine_bhsm(buf, desc, codes, ra, rb, dom, op, nbins):
-    """Refine the groups by ``t.<row ra> op t'.<row rb>`` with BHSM (``nbins`` bins)."""
+    """Refine the groups by ``t.<row ra> op t'.<row rb>`` with BHSM (``nbins`` bins;
+    ``nbins <= 0``: the square root of each group's code span, which balances the
+    bin-level right sides against the in-bin ones)."""
     obuf, info = _copy_sorted(buf, desc, codes, ra, rb, dom)
     dummy = np.empty((0, 8), np.int64)
     n_out = _emit_bhsm(obuf, info, codes, ra, rb, op, nbins, dummy, False)

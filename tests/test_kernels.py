@@ -138,7 +138,7 @@ def test_equality_nonequality_hsm(case):
 
 
 @SETTINGS
-@given(cases([2, 3, 4, 5]), st.integers(1, 5))
+@given(cases([2, 3, 4, 5]), st.integers(0, 5))
 def test_bhsm(case, bins):
     codes, dom, buf, desc, a, b, op = case
     ob, od = refine_bhsm(buf, desc, codes, a, b, dom, op, bins)
