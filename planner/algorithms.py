@@ -39,6 +39,7 @@ def choose_inequalities(
     output: str = "pairs",
     est_ineq_pairs: float | None = None,
     rows: int = 0,
+    more_after: bool = False,
 ) -> list[Choice]:
     """Stages for the inequalities of a DC, in order.
 
@@ -49,7 +50,9 @@ def choose_inequalities(
     sample).  IEJoin writes every match out, so it is only chosen when that
     output stays below ``iejoin_max_pairs_per_row`` x rows; above it, the first
     inequality is split into dominance blocks (CDQ), whose size does not grow
-    with the number of pairs.
+    with the number of pairs.  BHSM pays off only for what a *following* stage
+    reads (its right sides stay within a bin), so the last refinement before
+    expansion uses HSM (``more_after``: non-equalities follow the inequalities).
     """
     forced = config.inequality
     if output == "blocks" and forced is None:
@@ -88,6 +91,8 @@ def choose_inequalities(
             )
         elif forced is not None and forced != "iejoin":
             out.append(Choice((p,), forced, c, "forced"))
+        elif k == len(ineqs) - 1 and not more_after:
+            out.append(Choice((p,), "hsm", c, "last refinement: nothing reads its right sides"))
         elif c < config.hsm_max_cardinality:
             out.append(Choice((p,), "hsm", c, f"cardinality < {config.hsm_max_cardinality}"))
         elif tuples_per_group < config.bhsm_bins:

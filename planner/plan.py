@@ -167,7 +167,14 @@ def make_plan(
     if ineqs:
         choices = (
             choose_inequalities(
-                ineqs, joint, rows / max(groups, 1.0), config, output, sample_pairs, rows
+                ineqs,
+                joint,
+                rows / max(groups, 1.0),
+                config,
+                output,
+                sample_pairs,
+                rows,
+                more_after=bool(neqs),
             )
             if card or config.inequality
             else [_default_choice(p, config, output) for p in ineqs]

@@ -122,10 +122,15 @@ def test_greedy_hll_for_three_equalities():
 
 def test_inequality_algorithms_follow_cardinality():
     t = known_table()
-    _, plan = plan_of(t, "not(t.lo < t'.lo)")
-    assert [s.algorithm for s in plan.stages] == ["hsm"]
+    # a non-equality follows: binning pays off for high cardinality only
+    _, plan = plan_of(t, "not(t.lo < t'.lo and t.s != t'.s)")
+    assert [s.algorithm for s in plan.stages] == ["hsm", "nonequality"]
+    _, plan = plan_of(t, "not(t.hi < t'.hi and t.s != t'.s)")
+    assert [s.algorithm for s in plan.stages] == ["bhsm", "nonequality"]
+    # the last refinement before expansion: HSM, binning would only add work
     _, plan = plan_of(t, "not(t.hi < t'.hi)")
-    assert [s.algorithm for s in plan.stages] == ["bhsm"]
+    assert [s.algorithm for s in plan.stages] == ["hsm"]
+    assert "last refinement" in plan.stages[0].note
     # sorted copy: hic follows row order; hi2 is unrelated to it
     t = t.append_column("hio", pa.array(np.arange(t.num_rows)))
     _, plan = plan_of(t, "not(t.hio < t'.hio and t.hic > t'.hic)")
@@ -133,16 +138,14 @@ def test_inequality_algorithms_follow_cardinality():
     assert len(plan.stages[0].preds) == 2
     _, plan = plan_of(t, "not(t.hi < t'.hi and t.hi2 > t'.hi2)")
     # ~n^2/4 pairs expected (from the tid sample): dominance blocks first, not IEJoin
-    assert [s.algorithm for s in plan.stages] == ["cdq", "bhsm"]
+    assert [s.algorithm for s in plan.stages] == ["cdq", "hsm"]
     assert "pairs expected" in plan.stages[0].note
-    _, plan = plan_of(t, "not(t.lo < t'.lo and t.hi2 > t'.hi2)")
-    assert [s.algorithm for s in plan.stages][1:] == ["bhsm"]  # |hi2| >= 10k
 
 
 def test_joint_cardinality_with_equalities_decides():
     t = known_table()
     # k1000 alone is low-cardinality; joint with hi-equality groups... use lo: |k100, lo| ~ 5000
-    _, plan = plan_of(t, "not(t.k100 = t'.k100 and t.k1000 < t'.k1000)")
+    _, plan = plan_of(t, "not(t.k100 = t'.k100 and t.k1000 < t'.k1000 and t.s != t'.s)")
     ineq = plan.of_class("inequality")[0]
     assert ineq.cardinality > 10_000 * 0.9  # |k100, k1000| ~ 20k (combinations present)
     # but few tuples per group (20k / 100 = 200 < 500 bins): binning is dropped
@@ -150,7 +153,7 @@ def test_joint_cardinality_with_equalities_decides():
 
 
 def test_binning_kept_on_big_groups():
-    _, plan = plan_of(known_table(), "not(t.k2 = t'.k2 and t.hi < t'.hi)")
+    _, plan = plan_of(known_table(), "not(t.k2 = t'.k2 and t.hi < t'.hi and t.s != t'.s)")
     assert plan.of_class("inequality")[0].algorithm == "bhsm"
 
 
@@ -268,8 +271,8 @@ def test_explain_cli(capsys):
         ]
     )
     out, _ = capsys.readouterr()
-    # salary and rate have few distinct values in 10k rows: HSM for both
-    assert code == 0 and "algorithm" in out and "hsm" in out and "cardinality < 10000" in out
+    # ~1.6e7 pairs on 10k rows: dominance blocks first, then HSM as the last refinement
+    assert code == 0 and "cdq" in out and "pairs expected" in out and "last refinement" in out
 
 
 def test_detect_mode_flag(capsys):
