@@ -1,8 +1,8 @@
 """Algorithm choice for inequalities (paper §6.2, Fig. 3).
 
 * A single inequality: HSM below ``hsm_max_cardinality`` distinct values, BHSM
-  above -- unless fewer tuples than bins reach the stage, where binning cannot
-  pay off ("binning dropped").
+  above -- unless too few tuples per group reach the stage for the bins to pay
+  off ("binning dropped"), or nothing follows it (the last refinement).
 * Exactly one pair of inequalities whose columns all reach
   ``iejoin_min_cardinality`` distinct values: one IEJoin refinement for both.
 * The cardinality a refinement perceives is the joint cardinality with the
@@ -95,13 +95,14 @@ def choose_inequalities(
             out.append(Choice((p,), "hsm", c, "last refinement: nothing reads its right sides"))
         elif c < config.hsm_max_cardinality:
             out.append(Choice((p,), "hsm", c, f"cardinality < {config.hsm_max_cardinality}"))
-        elif tuples_per_group < config.bhsm_bins:
+        elif tuples_per_group < 2 * (config.bhsm_bins or c**0.5):
+            bins = config.bhsm_bins or round(c**0.5)
             out.append(
                 Choice(
                     (p,),
                     "hsm",
                     c,
-                    f"binning dropped: ~{tuples_per_group:.0f} tuples per group < {config.bhsm_bins} bins",
+                    f"binning dropped: ~{tuples_per_group:.0f} tuples per group for {bins} bins",
                 )
             )
         else:

@@ -19,12 +19,17 @@ class Config:
     batch_work: int = 1 << 22
     #: pairs per expansion chunk (an Arrow batch of the pairs output)
     pair_chunk: int = 1 << 18
-    #: BHSM: number of equal-width bins (paper §6.2: stable between 100 and 1000)
-    bhsm_bins: int = 500
+    #: BHSM: number of equal-width bins; 0 = the square root of each group's code span.
+    #: The paper fixes 500; on this code sqrt bins were fastest for the following stage
+    #: at almost every cardinality (bench/results/fig3_thresholds.md, part a)
+    bhsm_bins: int = 0
     #: HSM below this many distinct values (joint with preceding equalities), BHSM above
-    hsm_max_cardinality: int = 10_000
-    #: IEJoin for a pair of inequalities whose cardinalities all reach this
-    iejoin_min_cardinality: int = 1 << 13
+    #: when another refinement follows.  Paper: 10,000; here BHSM with sqrt bins is faster
+    #: from 16 values and BHSM-500 from 512 (fig3 part a)
+    hsm_max_cardinality: int = 64
+    #: IEJoin for a pair of inequalities whose cardinalities all reach this.  Paper: 2^13;
+    #: here IEJoin beats the two-stage chains from 8 values and CDQ + HSM from 64 (fig3 b)
+    iejoin_min_cardinality: int = 64
     #: ... and whose output (pairs it must write out) stays below this many per row;
     #: more pairs than that: dominance blocks (CDQ) first, which stay O(n log n)
     iejoin_max_pairs_per_row: int = 64
