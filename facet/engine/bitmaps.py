@@ -9,9 +9,12 @@ are running unions (OR).  Output sides are handed back to the pipeline as tid
 arrays, so the stages after it are unchanged.
 
 facet's array storage already answers those patterns without set algebra:
-a side is a slice (HSM suffix) or a slice minus a sub-slice (non-equality), so
-``bench/fig7_storage.py`` measures when -- if ever -- bitmaps pay off, and
-``Config.bitmap_min_tids`` is set from it.
+a side is a slice (HSM suffix) or a slice minus a sub-slice (non-equality),
+while every bitmap side handed back is materialized -- an HSM refinement of a
+group with ``d`` values writes about ``d |R| / 2`` tids.  ``bench/fig7_storage.py``
+measured bitmaps 3-29x slower than arrays in every case, including few huge
+groups under a non-equality, so ``Config.bitmap_min_tids`` defaults to never:
+the storage stays selectable for the experiment, not for production.
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ def refine_bitmaps(groups: Groups, codes: np.ndarray, ra: int, rb: int, op: int)
         if op == OP_EQ:
             for v, bl in zip(lv, lb, strict=True):
                 j = pos.get(int(v))
-                if j is not None:
+                if j is not None and not (len(bl) == 1 and bl == rb_[j]):
                     out_l.append(_np(bl))
                     out_r.append(_np(rb_[j]))
         elif op == OP_NE:

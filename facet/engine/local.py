@@ -213,11 +213,13 @@ class LocalEngine:
         storage = self.config.storage
         if storage == "arrays" or len(stage.preds) != 1:
             return None
+        # BHSM keeps its bins on arrays: a bitmap merge would hand every suffix back
+        # materialized (the bitmap path is HSM's running union)
         if storage == "bitmaps":
-            if stage.algorithm not in ("equality", "nonequality", "hsm", "bhsm"):
+            if stage.algorithm not in ("equality", "nonequality", "hsm"):
                 return None
             return np.ones(len(groups), bool)
-        if stage.algorithm not in ("nonequality", "hsm", "bhsm"):
+        if stage.algorithm not in ("nonequality", "hsm"):
             return None
         big = (groups.left_sizes() + groups.right_sizes()) >= self.config.bitmap_min_tids
         return big if big.any() else None
@@ -391,38 +393,38 @@ class LocalEngine:
 
     # ------------------------------------------------------------ pairs / blocks
 
-    def _walk_arrays(self, plan: Plan):
-        preds = plan.preds
+    def _walk_arrays(self, stages: list[Stage]):
+        preds = [p for s in stages for p in s.preds]
         pa, pb, po = self._rows(preds)
-        starts = np.cumsum([0] + [len(s.preds) for s in plan.stages])
+        starts = np.cumsum([0] + [len(s.preds) for s in stages])
         return pa, pb, po, starts
 
     def iter_pairs(
-        self, plan: Plan, groups: Groups | None = None
+        self, plan: Plan, groups: Groups | None = None, stages: list[Stage] | None = None
     ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Violating pairs ``(t, t')`` in chunks, depth first."""
+        """Violating pairs ``(t, t')`` in chunks, depth first (``stages``: the ones
+        still to run on ``groups``, default all of the plan's)."""
         if groups is None:
             groups = self.initial_groups(plan.dc)
-        arrays = self._walk_arrays(plan)
-        for kind, a, b in self._walk(groups, plan.stages, 0, arrays):
+        stages = plan.stages if stages is None else stages
+        arrays = self._walk_arrays(stages)
+        n_preds = int(arrays[3][-1])
+        for kind, a, b in self._walk(groups, stages, 0, arrays):
             if kind == "pairs":
                 yield a, b
             else:
-                yield from self._expand(a, len(plan.preds), *arrays[:3])
+                yield from self._expand(a, n_preds, *arrays[:3])
 
-    def iter_final_pairs(self, groups: Groups) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Pairs of groups that every predicate has already refined."""
-        none = np.empty(0, np.int64)
-        for part in groups.split(self.config.batch_work):
-            yield from self._expand(part, 0, none, none, none)
-
-    def iter_blocks(self, plan: Plan, groups: Groups | None = None) -> Iterator[Groups]:
+    def iter_blocks(
+        self, plan: Plan, groups: Groups | None = None, stages: list[Stage] | None = None
+    ) -> Iterator[Groups]:
         """The final pairs of tid sets; groups finished pair by pair come as
         one-row-left blocks."""
         if groups is None:
             groups = self.initial_groups(plan.dc)
-        arrays = self._walk_arrays(plan)
-        for kind, a, b in self._walk(groups, plan.stages, 0, arrays):
+        stages = plan.stages if stages is None else stages
+        arrays = self._walk_arrays(stages)
+        for kind, a, b in self._walk(groups, stages, 0, arrays):
             yield _pairs_as_blocks(a, b) if kind == "pairs" else a
 
     def _walk(self, groups: Groups, stages: list[Stage], k: int, arrays):

@@ -9,9 +9,10 @@
 * ``freq-trie``: predicates are reordered, within their class, by how many DCs
   share them (most shared first), so more prefixes are shared (Fig. 1).
 
-Counting shares the equality stages (the counting sink answers the rest per
-DC); pairs and blocks share every stage.  A shared stage's seconds are split
-evenly among the DCs below it.  Every mode gives the same answers.
+The trie holds the equality stages -- they partition, so a shared node never
+holds more than its input; counting answers the rest per DC with the counting
+sink, pairs and blocks stream the rest per DC.  A shared stage's seconds are
+split evenly among the DCs below it.  Every mode gives the same answers.
 """
 
 from __future__ import annotations
@@ -30,12 +31,12 @@ from facet.planner.plan import CLASS_ORDER, Plan, Stage
 MODES = ("sequential", "parallel", "cost-trie", "freq-trie")
 
 
-def trie_stages(plans: dict[int, Plan], mode: str, output: str) -> dict[int, list[Stage]]:
-    """The stage sequence each DC contributes to the trie."""
+def trie_stages(plans: dict[int, Plan], mode: str) -> dict[int, list[Stage]]:
+    """The stage sequence each DC contributes to the trie: its equalities (they
+    partition, so a shared node's groups are never bigger than its input)."""
     seqs: dict[int, list[Stage]] = {}
     for i, plan in plans.items():
-        stages = plan.of_class(EQUALITY) if output == "count" else list(plan.stages)
-        seqs[i] = stages
+        seqs[i] = plan.of_class(EQUALITY)
     if mode != "freq-trie":
         return seqs
     freq: Counter[tuple[PairPredicate, ...]] = Counter()
@@ -120,7 +121,7 @@ def count_all(session, mode: str) -> list[tuple[int, int, float]]:
             plans[i] = plan
             session.initial(i)
             seconds[i] += time.perf_counter() - t
-    seqs = trie_stages(plans, mode, "count")
+    seqs = trie_stages(plans, mode)
     results: dict[int, tuple[int, int]] = {}
 
     def leaf(i: int, groups: Groups) -> None:
@@ -150,22 +151,26 @@ def _by_initial(session, plans: dict[int, Plan]) -> dict[tuple, list[int]]:
     return groups
 
 
-def shared_groups(session, mode: str, output: str) -> tuple[dict[int, Groups], dict[int, float]]:
-    """For pairs/blocks in a trie mode: each DC's final groups (shared prefixes
-    refined once) and the seconds attributed to it; empty in the other modes,
-    which stream DC by DC."""
+def shared_groups(
+    session, mode: str, output: str
+) -> tuple[dict[int, tuple[Groups, list[Stage]]], dict[int, float]]:
+    """For pairs/blocks in a trie mode: each DC's groups after its (shared)
+    equalities with the stages still to run, and the seconds attributed to it;
+    empty in the other modes, which stream DC by DC.  The stages after the
+    equalities stream per DC as usual (batched, small groups pair by pair)."""
     if mode not in ("cost-trie", "freq-trie"):
         return {}, {}
     plans = {i: p for i in range(len(session.dcs)) if (p := session.plan(i, output)) is not None}
-    seqs = trie_stages(plans, mode, output)
-    finals: dict[int, Groups] = {}
+    seqs = trie_stages(plans, mode)
+    starts: dict[int, tuple[Groups, list[Stage]]] = {}
     seconds: dict[int, float] = defaultdict(float)
 
     def leaf(i: int, groups: Groups) -> None:
-        finals[i] = groups
+        rest = [s for s in plans[i].stages if s.cls != EQUALITY]
+        starts[i] = (groups, rest)
 
     for ids in _by_initial(session, plans).values():
         run_trie(
             session.engine, session.initial(ids[0]), [(i, seqs[i]) for i in ids], leaf, seconds
         )
-    return finals, dict(seconds)
+    return starts, dict(seconds)

@@ -94,10 +94,10 @@ class Session:
 
     # -- pairs
     def dc_pairs(
-        self, i: int, limit: int | None = None, final: Groups | None = None
+        self, i: int, limit: int | None = None, start: tuple[Groups, list] | None = None
     ) -> Iterator[pa.RecordBatch]:
         """Pairs of DC ``i`` as ``(dc, t1, t2)`` batches, at most ``limit``
-        (``final``: its groups with every stage already applied, from a trie)."""
+        (``start``: its groups after shared stages and the stages left, from a trie)."""
         left = limit
         plan = self.plan(i, "pairs")
         if plan is None:
@@ -105,8 +105,8 @@ class Session:
             chunks: Iterable[tuple[np.ndarray, np.ndarray | None]] = [
                 (rows[s : s + (1 << 20)], None) for s in range(0, len(rows), 1 << 20)
             ]
-        elif final is not None:
-            chunks = self.engine.iter_final_pairs(final)
+        elif start is not None:
+            chunks = self.engine.iter_pairs(plan, start[0], start[1])
         else:
             chunks = self.engine.iter_pairs(plan, self.initial(i))
         for t1, t2 in chunks:
@@ -125,7 +125,7 @@ class Session:
 
     # -- blocks
     def dc_blocks(
-        self, i: int, limit: int | None = None, final: Groups | None = None
+        self, i: int, limit: int | None = None, start: tuple[Groups, list] | None = None
     ) -> Iterator[pa.RecordBatch]:
         plan = self.plan(i, "blocks")
         if plan is None:
@@ -141,7 +141,10 @@ class Session:
                 )
             return
         block = 0
-        source = [final] if final is not None else self.engine.iter_blocks(plan, self.initial(i))
+        if start is not None:
+            source = self.engine.iter_blocks(plan, start[0], start[1])
+        else:
+            source = self.engine.iter_blocks(plan, self.initial(i))
         for groups in source:
             if len(groups) == 0:
                 continue
