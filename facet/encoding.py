@@ -28,6 +28,7 @@ from facet.column_types import (
     parse_text_as,
 )
 from facet.errors import DataError, FacetInputError
+from facet.kernels.dictionary import encode_bytes
 from facet.language.ast import Const
 from facet.loading import Source
 
@@ -50,8 +51,9 @@ class EncodedTable:
     warnings: list[str] = field(default_factory=list)
     #: the source was CSV text (types inferred from the DCs)
     from_text: bool = True
-    #: the value of every code, per column (shared by a component's columns)
-    values: dict[str, pa.Array] = field(default_factory=dict)
+    #: the value of every code, per column (shared by a component's columns); for
+    #: equality text columns only the values' hashes (:class:`HashedDictionary`)
+    values: dict[str, pa.Array | HashedDictionary] = field(default_factory=dict)
 
     def column(self, name: str) -> np.ndarray:
         return self.codes[self.index[name]]
@@ -223,8 +225,7 @@ def _codes(values: pa.Array, ordered: bool) -> tuple[np.ndarray, pa.Array]:
     if n == 0:
         return np.empty(0, np.int32), values
     if not ordered and (pa.types.is_string(values.type) or pa.types.is_binary(values.type)):
-        enc = pc.dictionary_encode(values)
-        return _filled(enc.indices), enc.dictionary
+        return _text_codes(values)
     valid = None if values.null_count == 0 else ~np.asarray(values.is_null())
     if pa.types.is_integer(values.type):
         v = (
@@ -266,6 +267,34 @@ def _codes(values: pa.Array, ordered: bool) -> tuple[np.ndarray, pa.Array]:
     if valid is not None:
         r[~valid] = NULL
     return r.astype(np.int32), srt
+
+
+class HashedDictionary:
+    """The distinct values of an equality text column, known by their hashes
+    only (materializing them would cost a random gather per value)."""
+
+    def __init__(self, hashes: np.ndarray) -> None:
+        self.hashes = hashes
+
+    def __len__(self) -> int:
+        return int(self.hashes.size)
+
+
+def _text_codes(values: pa.Array) -> tuple[np.ndarray, pa.Array | HashedDictionary]:
+    """Exact equality codes of a text column: partitioned hashing in numba
+    (kernels/dictionary.py), Arrow's dictionary encoding on a hash collision."""
+    values = pa.concat_arrays([values]) if values.offset else values
+    bufs = values.buffers()
+    width = np.int64 if pa.types.is_large_string(values.type) else np.int32
+    n = len(values)
+    offsets = np.frombuffer(bufs[1], width)[: n + 1].astype(np.int64)
+    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
+    valid = np.ones(n, np.bool_) if values.null_count == 0 else ~np.asarray(values.is_null())
+    codes, _first, code_hash, exact = encode_bytes(offsets, data, valid)
+    if exact:
+        return codes, HashedDictionary(code_hash)
+    enc = pc.dictionary_encode(values)
+    return _filled(enc.indices), enc.dictionary
 
 
 def _filled(idx: pa.Array) -> np.ndarray:

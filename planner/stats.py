@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 from datasketch import HyperLogLogPlusPlus
 
-from facet.encoding import EncodedTable
+from facet.encoding import EncodedTable, HashedDictionary
 from facet.kernels.hashing import (
     hash_bytes,
     hash_words,
@@ -116,7 +116,9 @@ class Statistics:
         if h is None:
             dictionary = self.enc.values.get(name)
             d = self.enc.domain[name]
-            if dictionary is not None and len(dictionary) == d:
+            if isinstance(dictionary, HashedDictionary) and len(dictionary) == d:
+                h = dictionary.hashes
+            elif dictionary is not None and len(dictionary) == d:
                 h = value_hashes(dictionary)
             else:  # no dictionary kept: hash the codes (consistent within a run)
                 h = mix64_array(np.arange(d, dtype=np.uint64))

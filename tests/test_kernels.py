@@ -209,3 +209,53 @@ def test_flip_table():
         for x in range(3):
             for y in range(3):
                 assert PY[op](x, y) == PY[int(f)](y, x)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.one_of(st.none(), st.text(max_size=6), st.sampled_from(["a", "b", "", "é"])),
+        max_size=300,
+    ),
+    st.booleans(),
+)
+def test_text_dictionary_codes(values, many):
+    """encode_bytes groups exactly the equal strings (both the one-table and the
+    partitioned path: ``many`` adds enough distinct values to force the latter)."""
+    import pyarrow as pa
+
+    from facet.kernels import dictionary
+
+    if many:
+        values = values + [f"v{i}" for i in range(dictionary._FEW + 5)]
+    arr = pa.array(values, pa.string())
+    bufs = arr.buffers()
+    off = np.frombuffer(bufs[1], np.int32)[: len(arr) + 1].astype(np.int64)
+    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
+    valid = np.array([v is not None for v in values], bool)
+    codes, first, _hash, exact = dictionary.encode_bytes(off, data, valid)
+    assert exact
+    seen: dict = {}
+    for v, c in zip(values, codes.tolist(), strict=True):
+        if v is None:
+            assert c == -1
+            continue
+        assert seen.setdefault(v, c) == c
+    assert len(set(seen.values())) == len(seen) == len(first)
+    for v, c in seen.items():
+        assert values[first[c]] == v
+
+
+def test_text_codes_fall_back_on_a_hash_collision(monkeypatch):
+    import pyarrow as pa
+
+    import facet.encoding as encoding
+
+    def collided(off, data, valid):
+        n = off.shape[0] - 1
+        return np.zeros(n, np.int32), np.zeros(1, np.int64), np.zeros(1, np.uint64), False
+
+    monkeypatch.setattr(encoding, "encode_bytes", collided)
+    codes, dictionary = encoding._text_codes(pa.array(["x", "y", "x", None]))
+    assert codes.tolist()[3] == -1 and codes[0] == codes[2] != codes[1]
+    assert len(dictionary) == 2

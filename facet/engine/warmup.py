@@ -20,6 +20,7 @@ def warmup() -> float:
     from facet.kernels.bhsm import refine_bhsm
     from facet.kernels.count import count_groups
     from facet.kernels.decompose import refine_decompose
+    from facet.kernels.dictionary import encode_bytes
     from facet.kernels.expand import expand, sides_to_lists
     from facet.kernels.hashing import (
         hash_bytes,
@@ -76,6 +77,7 @@ def warmup() -> float:
         po = np.array([2], np.int64)
         expand(grp.buf, grp.desc, codes, pa, pa, po, 0, 0, -1, -1, 16, out1, out2)
         sides_to_lists(grp.buf, grp.desc, 0)
+    encode_bytes(np.array([0, 1, 3], np.int64), np.frombuffer(b"abc", np.uint8), np.ones(2, bool))
     words = np.arange(8, dtype=np.uint64)
     hll_registers(hash_words(words), 4)
     hash_bytes(np.array([0, 1, 3], np.int64), np.frombuffer(b"abc", np.uint8))
