@@ -10,7 +10,6 @@ non-zero degree on either side.
 
 * no predicate left: closed form ``|R|`` / ``|L|`` per row;
 * one inequality: sort one side, binary search per row (O(m log m));
-* one non-equality: the other side minus its equal codes (sort + binary search);
 * two inequalities: sweep on the first, Fenwick tree over ranks of the second
   (dominance counting, O(m log m));
 * a group with at most ``nested`` candidate pairs: pair by pair
@@ -31,6 +30,7 @@ from facet.kernels.common import (
     stable_order,
     upper_bound,
 )
+from facet.kernels.refine import _copy_sorted
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -174,12 +174,17 @@ def count_groups(
             n_ord += 1
         elif po[i] == 1:
             n_ne += 1
-    fast = (n_ord == k and k <= 2) or (k == 1 and n_ne == 1)
+    fast = n_ord == k and k <= 2
     # pair by pair beats the closed forms only on small groups: their cost is about
     # (|L| + |R|) x 16 per term, and non-equalities cost 2^j terms
     factor = 16
     if not fast:
-        factor = 16 << min(n_ne, 8) if n_ord <= 2 and n_ord + n_ne == k else 1 << 40
+        if n_ord == 0 and n_ne == 1 and k == 1:
+            factor = 4  # the non-equality kernel answers it in closed form
+        elif n_ord <= 2 and n_ord + n_ne == k:
+            factor = 16 << min(n_ne, 8)  # inclusion-exclusion: 2^j terms
+        else:
+            factor = 1 << 40
     max_l = 0
     max_r = 0
     for g in range(desc.shape[0]):
@@ -211,24 +216,6 @@ def count_groups(
                 deg_l[L[a]] += sign * mr
             for b in range(mr):
                 deg_r[R[b]] += sign * ml
-        elif k == 1 and po[0] == 1:
-            # one non-equality: everything on the other side but the equal codes
-            qa = np.empty(ml, np.int64)
-            for a in range(ml):
-                qa[a] = codes[pa[0], L[a]]
-            pbv = np.empty(mr, np.int64)
-            for b in range(mr):
-                pbv[b] = codes[pb[0], R[b]]
-            sq = np.sort(qa)
-            sp = np.sort(pbv)
-            for a in range(ml):
-                x = qa[a]
-                same = upper_bound(sp, mr, x) - lower_bound(sp, mr, x)
-                deg_l[L[a]] += sign * (mr - same)
-            for b in range(mr):
-                x = pbv[b]
-                same = upper_bound(sq, ml, x) - lower_bound(sq, ml, x)
-                deg_r[R[b]] += sign * (ml - same)
         elif k == 1:
             qa = np.empty(ml, np.int64)
             for a in range(ml):
@@ -275,6 +262,69 @@ def count_groups(
         for a in range(ml):
             t = L[a]
             if stamp[t] == stamp_id and holds(codes, pa, pb, po, 0, t, t):
+                deg_l[t] -= sign
+                deg_r[t] -= sign
+    return stamp_id
+
+
+@njit(cache=True, nogil=True)
+def count_nonequality(buf, desc, codes, ra, rb, dom, sign, deg_l, deg_r, stamp, stamp_id):
+    """Degrees of every group under one non-equality ``t.<ra> != t'.<rb>`` (the
+    functional-dependency shape), in closed form: each side sorted by its code
+    once (as a refinement would), then ``deg(t) = |R| - |R with t's code|``.
+    Returns the last stamp id used."""
+    obuf, info = _copy_sorted(buf, desc, codes, ra, rb, dom)
+    ka = codes[ra]
+    kb = codes[rb]
+    for g in range(info.shape[0]):
+        l0 = info[g, 0]
+        l1 = l0 + info[g, 1]
+        r0 = info[g, 2]
+        r1 = r0 + info[g, 3]
+        ml = l1 - l0
+        mr = r1 - r0
+        if ml == 0 or mr == 0:
+            continue
+        # left rows: everything on the right but the run of equal codes
+        p = r0
+        i = l0
+        while i < l1:
+            v = ka[obuf[i]]
+            j = i + 1
+            while j < l1 and ka[obuf[j]] == v:
+                j += 1
+            while p < r1 and kb[obuf[p]] < v:
+                p += 1
+            q = p
+            while q < r1 and kb[obuf[q]] == v:
+                q += 1
+            for x in range(i, j):
+                deg_l[obuf[x]] += sign * (mr - (q - p))
+            i = j
+        p = l0
+        i = r0
+        while i < r1:
+            v = kb[obuf[i]]
+            j = i + 1
+            while j < r1 and kb[obuf[j]] == v:
+                j += 1
+            while p < l1 and ka[obuf[p]] < v:
+                p += 1
+            q = p
+            while q < l1 and ka[obuf[q]] == v:
+                q += 1
+            for x in range(i, j):
+                deg_r[obuf[x]] += sign * (ml - (q - p))
+            i = j
+        # (t, t) counted when t is on both sides and its two codes differ
+        if ra == rb:
+            continue  # same column: a row never differs from itself
+        stamp_id += 1
+        for x in range(r0, r1):
+            stamp[obuf[x]] = stamp_id
+        for x in range(l0, l1):
+            t = obuf[x]
+            if stamp[t] == stamp_id and ka[t] != kb[t]:
                 deg_l[t] -= sign
                 deg_r[t] -= sign
     return stamp_id

@@ -31,7 +31,7 @@ from facet.engine.bitmaps import refine_bitmaps
 from facet.groups import Groups
 from facet.kernels.bhsm import refine_bhsm
 from facet.kernels.common import OP_CODES, compare_arrays
-from facet.kernels.count import count_groups
+from facet.kernels.count import count_groups, count_nonequality
 from facet.kernels.decompose import refine_decompose
 from facet.kernels.expand import expand
 from facet.kernels.iejoin import refine_iejoin
@@ -295,6 +295,9 @@ class LocalEngine:
         big = self._count(groups, rest, nl, nr, 1, deg)
         if len(big) == 0:
             return
+        if not ineqs and len(neqs) == 1:
+            self._count_nonequality(big, neqs[0], deg)
+            return
         if not neqs:
             self._count_inequalities(big, ineqs, nl, nr, 1, deg)
             return
@@ -317,9 +320,39 @@ class LocalEngine:
         deg: Degrees,
     ) -> Groups:
         """Run the counting kernel; returns the groups it left to the caller."""
+        pa, pb, po = self._rows(preds)
+        codes, doms, nested = self.enc.codes, self._doms, self.config.nested_pairs
+
+        def kernel(g, left, right, stamp, sid):
+            todo = np.zeros(len(g), np.bool_)
+            sid = count_groups(
+                g.buf, g.desc, codes, doms, pa, pb, po, nl, nr, sign,
+                left, right, stamp, sid, todo, nested,
+            )  # fmt: skip
+            return sid, todo
+
+        return self._degrees(groups, kernel, deg)
+
+    def _count_nonequality(self, groups: Groups, p: PairPredicate, deg: Degrees) -> None:
+        """Degrees under a single non-equality, in closed form (the FD shape)."""
+        enc = self.enc
+        ra, rb = enc.index[p.a], enc.index[p.b]
+        dom = max(enc.domain[p.a], enc.domain[p.b])
+
+        def kernel(g, left, right, stamp, sid):
+            sid = count_nonequality(
+                g.buf, g.desc, enc.codes, ra, rb, dom, 1, left, right, stamp, sid
+            )
+            return sid, None
+
+        self._degrees(groups, kernel, deg)
+
+    def _degrees(self, groups: Groups, kernel, deg: Degrees) -> Groups:
+        """Run a degree kernel over the batch, in parts on all cores (each worker
+        adds into its own degree arrays, summed at the end).  ``kernel(g, left,
+        right, stamp, stamp_id) -> (stamp_id, todo flags or None)``."""
         if len(groups) == 0:
             return groups
-        pa, pb, po = self._rows(preds)
         parts = self._parts(groups)
         while len(self._scratch) < len(parts) - 1:
             self._scratch.append(
@@ -331,36 +364,18 @@ class LocalEngine:
                 ]
             )
 
-        def run(i: int) -> np.ndarray:
+        def run(i: int):
             g = parts[i]
-            todo = np.zeros(len(g), np.bool_)
             if i == 0:
                 left, right, stamp, sid = deg.left, deg.right, self._stamp, self._stamp_id
             else:
                 left, right, stamp, sid = self._scratch[i - 1]
-            sid = count_groups(
-                g.buf,
-                g.desc,
-                self.enc.codes,
-                self._doms,
-                pa,
-                pb,
-                po,
-                nl,
-                nr,
-                sign,
-                left,
-                right,
-                stamp,
-                sid,
-                todo,
-                self.config.nested_pairs,
-            )
+            sid, todo = kernel(g, left, right, stamp, sid)
             if i == 0:
                 self._stamp_id = sid
             else:
                 self._scratch[i - 1][3] = sid
-            return todo
+            return np.zeros(len(g), np.bool_) if todo is None else todo
 
         if len(parts) == 1:
             return groups.select(run(0))

@@ -18,7 +18,7 @@ def warmup() -> float:
     t = time.perf_counter()
     from facet.groups import Groups
     from facet.kernels.bhsm import refine_bhsm
-    from facet.kernels.count import count_groups
+    from facet.kernels.count import count_groups, count_nonequality
     from facet.kernels.decompose import refine_decompose
     from facet.kernels.dictionary import encode_bytes
     from facet.kernels.expand import expand, sides_to_lists
@@ -71,6 +71,7 @@ def warmup() -> float:
                 todo,
                 4,
             )
+        count_nonequality(grp.buf, grp.desc, codes, 0, 1, 6, 1, deg_l, deg_r, stamp, 0)
         out1 = np.empty(16, np.int32)
         out2 = np.empty(16, np.int32)
         pa = np.array([0], np.int64)
