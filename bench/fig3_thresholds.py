@@ -158,7 +158,7 @@ def part_a(args, info: dict, run_id: str) -> list[dict]:
                 outs[key] = (sizes(out), f)
                 del out
         # what the planner picks for this inequality as a DC's first stage
-        est = Statistics(s.enc).cardinality("a")
+        est = Statistics(s.enc, exact=False).cardinality("a")
         planned = [c.algorithm for c in choose_inequalities([p_ineq], [est], n, DEFAULT)]
         for key in cells:
             alg, bins = key

@@ -117,6 +117,7 @@ def explain(
         raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
     opened = open_session(data, rules, dcs=dcs, schema=schema, on_warning=on_warning, config=config)
     session = opened.session
+    session.estimates = True
     return {
         "rows": session.enc.n,
         "source": opened.source,
@@ -196,9 +197,11 @@ def detect(
     schema_out = PAIR_SCHEMA if output == "pairs" else BLOCK_SCHEMA
     produce = session.dc_pairs if output == "pairs" else session.dc_blocks
     finals, shared_out = shared_groups(session, mode, output)
-    writer = TableWriter(out_path, schema_out) if out_path is not None else None
+    writer: TableWriter | None = None
     kept: list[pa.RecordBatch] = []
     try:
+        if out_path is not None:
+            writer = TableWriter(out_path, schema_out)
         for i, res in enumerate(results):
             t = time.perf_counter()
             written = 0
@@ -232,8 +235,12 @@ def _write_counts(result: Result, path: str) -> None:
     fmt = out_format(path, allow_json=True)
     if fmt == "json":
         tmp = path + ".part"
-        Path(tmp).write_text(json.dumps(result.to_dict(), indent=2) + "\n")
-        os.replace(tmp, path)
+        try:
+            Path(tmp).write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
         return
     schema = pa.schema(
         [

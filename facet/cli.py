@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 import traceback
 from typing import Any
 
@@ -228,9 +230,20 @@ def run_detect(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the interpreter next runs so that writers abort
+    (no half-written output is left) as on Ctrl-C."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -249,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
         if err.detail:
             print(err.detail, file=sys.stderr)
         return EXIT_BAD_INPUT
+    except Terminated:
+        print(f"{PROG}: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130

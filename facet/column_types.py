@@ -24,12 +24,14 @@ from facet.language.ast import DC, Col, Const
 
 NUMBER_RE = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
 INT_RE = r"^[+-]?\d+$"
+#: a date, optionally a time, and a zone only after a time
 ISO_RE = (
-    r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?"
-    r"(Z|z|[+-]\d{2}(:?\d{2})?)?$"
+    r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?"
+    r"(Z|z|[+-]\d{2}(:?\d{2})?)?)?$"
 )
 _FALSE = pa.scalar(False)
-_ZONE_RE = r"(Z|z|[+-]\d{2}(:?\d{2})?)$"
+#: the zone of a timestamp (after its time: a date's "-22" is not one)
+_ZONE_RE = r"\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|z|[+-]\d{2}(:?\d{2})?)$"
 
 #: names accepted by ``--schema col:type``
 SCHEMA_TYPES = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,7 +29,7 @@ from facet.column_types import (
     parse_text_as,
 )
 from facet.errors import DataError, FacetInputError
-from facet.kernels.dictionary import encode_bytes
+from facet.kernels.dictionary import encode_bytes, encode_bytes_parallel
 from facet.language.ast import Const
 from facet.loading import Source
 
@@ -54,6 +55,9 @@ class EncodedTable:
     #: the value of every code, per column (shared by a component's columns); for
     #: equality text columns only the values' hashes (:class:`HashedDictionary`)
     values: dict[str, pa.Array | HashedDictionary] = field(default_factory=dict)
+    #: exact distinct non-NULL values of the columns encoded alone (no other
+    #: column or constant in their code space): the dictionary's size
+    distinct: dict[str, int] = field(default_factory=dict)
 
     def column(self, name: str) -> np.ndarray:
         return self.codes[self.index[name]]
@@ -210,7 +214,7 @@ def _constant_value(
     )
 
 
-def _codes(values: pa.Array, ordered: bool) -> tuple[np.ndarray, pa.Array]:
+def _codes(values: pa.Array, ordered: bool, threads: int = 1) -> tuple[np.ndarray, pa.Array]:
     """Dense int32 codes (-1 for NULL) and the value of each code (the dictionary).
 
     Unordered: dictionary codes (hashing, O(n)).  Ordered: dense ranks, by the
@@ -225,7 +229,7 @@ def _codes(values: pa.Array, ordered: bool) -> tuple[np.ndarray, pa.Array]:
     if n == 0:
         return np.empty(0, np.int32), values
     if not ordered and (pa.types.is_string(values.type) or pa.types.is_binary(values.type)):
-        return _text_codes(values)
+        return _text_codes(values, threads)
     valid = None if values.null_count == 0 else ~np.asarray(values.is_null())
     if pa.types.is_integer(values.type):
         v = (
@@ -280,9 +284,12 @@ class HashedDictionary:
         return int(self.hashes.size)
 
 
-def _text_codes(values: pa.Array) -> tuple[np.ndarray, pa.Array | HashedDictionary]:
+def _text_codes(
+    values: pa.Array, threads: int = 1
+) -> tuple[np.ndarray, pa.Array | HashedDictionary]:
     """Exact equality codes of a text column: partitioned hashing in numba
-    (kernels/dictionary.py), Arrow's dictionary encoding on a hash collision."""
+    (kernels/dictionary.py, on ``threads`` threads for a large column), Arrow's
+    dictionary encoding on a hash collision."""
     values = pa.concat_arrays([values]) if values.offset else values
     bufs = values.buffers()
     width = np.int64 if pa.types.is_large_string(values.type) else np.int32
@@ -290,11 +297,29 @@ def _text_codes(values: pa.Array) -> tuple[np.ndarray, pa.Array | HashedDictiona
     offsets = np.frombuffer(bufs[1], width)[: n + 1].astype(np.int64)
     data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
     valid = np.ones(n, np.bool_) if values.null_count == 0 else ~np.asarray(values.is_null())
-    codes, _first, code_hash, exact = encode_bytes(offsets, data, valid)
+    if threads > 1 and n >= _PARALLEL_ROWS:
+        codes, _first, code_hash, exact = encode_bytes_parallel(
+            offsets, data, valid, _text_pool(threads), threads
+        )
+    else:
+        codes, _first, code_hash, exact = encode_bytes(offsets, data, valid)
     if exact:
         return codes, HashedDictionary(code_hash)
     enc = pc.dictionary_encode(values)
     return _filled(enc.indices), enc.dictionary
+
+
+#: text columns at least this long encode on several threads
+_PARALLEL_ROWS = 200_000
+_TEXT_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
+def _text_pool(threads: int) -> ThreadPoolExecutor:
+    """The text dictionary's own pool (the component pool's tasks wait on it)."""
+    pool = _TEXT_POOLS.get(threads)
+    if pool is None:
+        pool = _TEXT_POOLS[threads] = ThreadPoolExecutor(threads, thread_name_prefix="facet-text")
+    return pool
 
 
 def _filled(idx: pa.Array) -> np.ndarray:
@@ -321,6 +346,7 @@ def encode(source: Source, use: ColumnUse, schema: dict[str, str] | None = None)
     const_codes: dict[tuple[str, Const], int] = {}
     domain: dict[str, int] = {}
     values: dict[str, pa.Array] = {}
+    distinct: dict[str, int] = {}
     warnings: list[str] = []
 
     def one(comp: Component):
@@ -340,7 +366,7 @@ def encode(source: Source, use: ColumnUse, schema: dict[str, str] | None = None)
         if consts:
             parts.append(pa.array([s.cast(typ).as_py() for s in consts], typ))
         allv = pa.concat_arrays([p.cast(typ) for p in parts])
-        c_codes, dictionary = _codes(allv, comp.ordered)
+        c_codes, dictionary = _codes(allv, comp.ordered, os.cpu_count() or 1)
         for i, col in enumerate(comp.columns):
             codes[index[col]] = c_codes[i * n : (i + 1) * n]
         base = len(comp.columns) * n
@@ -354,8 +380,6 @@ def encode(source: Source, use: ColumnUse, schema: dict[str, str] | None = None)
     comps = use.components
     if len(comps) > 1 and n >= 100_000:
         # pyarrow and numpy release the GIL: components encode on all cores
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(min(len(comps), os.cpu_count() or 1)) as pool:
             done = list(pool.map(one, comps))
     else:
@@ -368,6 +392,18 @@ def encode(source: Source, use: ColumnUse, schema: dict[str, str] | None = None)
             ordered[col] = comp.ordered
             domain[col] = len(dictionary)
             values[col] = dictionary
+        if len(comp.columns) == 1 and not consts_of:
+            distinct[comp.columns[0]] = len(dictionary)
     return EncodedTable(
-        n, codes, index, kinds, ordered, const_codes, domain, warnings, source.text, values
+        n,
+        codes,
+        index,
+        kinds,
+        ordered,
+        const_codes,
+        domain,
+        warnings,
+        source.text,
+        values,
+        distinct,
     )

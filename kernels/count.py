@@ -9,6 +9,8 @@ The violation count is ``deg_l.sum()``; rows involved are the rows with a
 non-zero degree on either side.
 
 * no predicate left: closed form ``|R|`` / ``|L|`` per row;
+* one equality or one non-equality (``count_keyed``): closed form over the
+  codes counted per group, no sort;
 * one inequality: sort one side, binary search per row (O(m log m));
 * two inequalities: sweep on the first, Fenwick tree over ranks of the second
   (dominance counting, O(m log m));
@@ -25,12 +27,12 @@ from numba import njit
 from facet.kernels.common import (
     gather,
     holds,
+    is_reflexive,
     lower_bound,
     side_size,
     stable_order,
     upper_bound,
 )
-from facet.kernels.refine import _copy_sorted
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -267,64 +269,149 @@ def count_groups(
     return stamp_id
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _slot(keys, mask, v):
+    """The slot of code ``v`` in an open-addressing table (empty slots hold -1)."""
+    h = (np.uint64(v) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
+    s = np.int64(h) & mask
+    while keys[s] != -1 and keys[s] != v:
+        s = (s + 1) & mask
+    return s
+
+
 @njit(cache=True, nogil=True)
-def count_nonequality(buf, desc, codes, ra, rb, dom, sign, deg_l, deg_r, stamp, stamp_id):
-    """Degrees of every group under one non-equality ``t.<ra> != t'.<rb>`` (the
-    functional-dependency shape), in closed form: each side sorted by its code
-    once (as a refinement would), then ``deg(t) = |R| - |R with t's code|``.
+def _tally(rows, m, k, direct, cnt, seen, key, keys, tcnt, mask):
+    """Count the codes ``k[rows[:m]]``: into the code-indexed ``cnt`` (valid
+    where ``seen == key``) when ``direct``, else into the table ``keys/tcnt``
+    (cleared here up to ``mask``)."""
+    if direct:
+        for j in range(m):
+            v = k[rows[j]]
+            if seen[v] != key:
+                seen[v] = key
+                cnt[v] = 0
+            cnt[v] += 1
+        return
+    for s in range(mask + 1):
+        keys[s] = -1
+    for j in range(m):
+        v = k[rows[j]]
+        s = _slot(keys, mask, v)
+        if keys[s] == -1:
+            keys[s] = v
+            tcnt[s] = 0
+        tcnt[s] += 1
+
+
+@njit(cache=True, nogil=True)
+def _lookup(rows, m, k, direct, cnt, seen, key, keys, tcnt, mask, out):
+    """``out[i]`` = how often code ``k[rows[i]]`` was counted by the last
+    :func:`_tally` (one loop per storage: a branch inside it costs 3x)."""
+    if direct:
+        for i in range(m):
+            v = k[rows[i]]
+            out[i] = cnt[v] if seen[v] == key else 0
+        return
+    for i in range(m):
+        v = k[rows[i]]
+        s = _slot(keys, mask, v)
+        out[i] = tcnt[s] if keys[s] == v else 0
+
+
+@njit(cache=True, nogil=True)
+def count_keyed(buf, desc, codes, ra, rb, dom, ne, sign, deg_l, deg_r, stamp, stamp_id, storage=0):
+    """Degrees of every group under one final equality (``ne=False``) or
+    non-equality (``ne=True``, the functional-dependency shape)
+    ``t.<ra> op t'.<rb>``, in closed form and without sorting: per group, one
+    pass counts the codes of each side, then ``deg(t) = c(t)`` for an equality
+    and ``|other side| - c(t)`` for a non-equality, where ``c(t)`` counts the
+    rows of the other side with ``t``'s code.  Codes are counted in a
+    code-indexed array while it stays in cache (small domain, or a group about
+    as big as the domain), else in an open-addressing table sized to the
+    group (``storage``: 0 chooses, 1 forces the array, 2 the table).  Only
+    non-zero degrees are written.  O(|L| + |R|) per group.
     Returns the last stamp id used."""
-    obuf, info = _copy_sorted(buf, desc, codes, ra, rb, dom)
+    max_l = 0
+    max_r = 0
+    for g in range(desc.shape[0]):
+        max_l = max(max_l, side_size(desc, g, 0))
+        max_r = max(max_r, side_size(desc, g, 4))
+    big = max(max_l, max_r)
+    small_dom = storage == 1 or (storage == 0 and dom <= (1 << 16))
+    any_direct = small_dom or (storage == 0 and 2 * big >= dom)
+    cnt = np.zeros(max(dom, 1) if any_direct else 1, np.int64)
+    seen = np.full(max(dom, 1) if any_direct else 1, -1, np.int64)
+    cap = 1
+    if not small_dom:
+        while cap < 2 * big:
+            cap <<= 1
+    keys = np.empty(cap, np.int64)
+    tcnt = np.empty(cap, np.int64)
+    L = np.empty(max_l, np.int32)
+    R = np.empty(max_r, np.int32)
+    C = np.empty(max(max_l, max_r), np.int64)
+    nn_a = np.empty(1, np.int64)
+    nn_a[0] = ra
+    nn_b = np.empty(1, np.int64)
+    nn_b[0] = rb
     ka = codes[ra]
     kb = codes[rb]
-    for g in range(info.shape[0]):
-        l0 = info[g, 0]
-        l1 = l0 + info[g, 1]
-        r0 = info[g, 2]
-        r1 = r0 + info[g, 3]
-        ml = l1 - l0
-        mr = r1 - r0
-        if ml == 0 or mr == 0:
+    key = -1
+    for g in range(desc.shape[0]):
+        ml = gather(buf, desc, g, 0, codes, nn_a, L)
+        if ml == 0:
             continue
-        # left rows: everything on the right but the run of equal codes
-        p = r0
-        i = l0
-        while i < l1:
-            v = ka[obuf[i]]
-            j = i + 1
-            while j < l1 and ka[obuf[j]] == v:
-                j += 1
-            while p < r1 and kb[obuf[p]] < v:
-                p += 1
-            q = p
-            while q < r1 and kb[obuf[q]] == v:
-                q += 1
-            for x in range(i, j):
-                deg_l[obuf[x]] += sign * (mr - (q - p))
-            i = j
-        p = l0
-        i = r0
-        while i < r1:
-            v = kb[obuf[i]]
-            j = i + 1
-            while j < r1 and kb[obuf[j]] == v:
-                j += 1
-            while p < l1 and ka[obuf[p]] < v:
-                p += 1
-            q = p
-            while q < l1 and ka[obuf[q]] == v:
-                q += 1
-            for x in range(i, j):
-                deg_r[obuf[x]] += sign * (ml - (q - p))
-            i = j
-        # (t, t) counted when t is on both sides and its two codes differ
-        if ra == rb:
-            continue  # same column: a row never differs from itself
+        shared = ra == rb and is_reflexive(desc, g)
+        if shared:
+            mr = ml
+            Rg = L
+        else:
+            mr = gather(buf, desc, g, 4, codes, nn_b, R)
+            Rg = R
+        if mr == 0:
+            continue
+        m = max(ml, mr)
+        direct = small_dom or (storage == 0 and 2 * m >= dom)
+        mask = 0
+        if not direct:
+            size = 1
+            while size < 2 * m:
+                size <<= 1
+            mask = size - 1
+        # left rows against the right side's code counts
+        key += 1
+        _tally(Rg, mr, kb, direct, cnt, seen, key, keys, tcnt, mask)
+        _lookup(L, ml, ka, direct, cnt, seen, key, keys, tcnt, mask, C)
+        for i in range(ml):
+            t = L[i]
+            c = C[i]
+            if shared:  # the same rows and codes: equal right degrees; (t, t) is
+                d = ml - c if ne else c - 1  # in c for an equality, never for ne
+                if d != 0:
+                    deg_l[t] += sign * d
+                    deg_r[t] += sign * d
+            else:
+                d = mr - c if ne else c
+                if d != 0:
+                    deg_l[t] += sign * d
+        if shared:
+            continue
+        key += 1
+        _tally(L, ml, ka, direct, cnt, seen, key, keys, tcnt, mask)
+        _lookup(Rg, mr, kb, direct, cnt, seen, key, keys, tcnt, mask, C)
+        for j in range(mr):
+            u = Rg[j]
+            c = C[j]
+            d = ml - c if ne else c
+            if d != 0:
+                deg_r[u] += sign * d
+        # take off the pairs (t, t) the counts included
         stamp_id += 1
-        for x in range(r0, r1):
-            stamp[obuf[x]] = stamp_id
-        for x in range(l0, l1):
-            t = obuf[x]
-            if stamp[t] == stamp_id and ka[t] != kb[t]:
+        for j in range(mr):
+            stamp[Rg[j]] = stamp_id
+        for i in range(ml):
+            t = L[i]
+            if stamp[t] == stamp_id and (ka[t] != kb[t]) == ne:
                 deg_l[t] -= sign
                 deg_r[t] -= sign
     return stamp_id

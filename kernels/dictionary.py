@@ -60,21 +60,26 @@ def _matches(offsets, data, i, arena, key_off, c):
 
 
 @njit(cache=True, nogil=True)
-def _few_values(offsets, data, valid, limit):
-    """One table for columns with at most ``limit`` distinct values; ``ok=False``
-    as soon as there are more."""
+def _few_values(offsets, data, valid, limit, lo=0, hi=-1, codes=None):
+    """One table for rows ``lo:hi`` (all by default) of a column with at most
+    ``limit`` distinct values there; ``ok=False`` as soon as there are more.
+    Codes (first-occurrence order) go to ``codes[lo:hi]`` (a new array by default)."""
     n = offsets.shape[0] - 1
+    if hi < 0:
+        hi = n
+    if codes is None:
+        codes = np.full(n, -1, np.int32)
     cap = 16
     while cap < 2 * limit:
         cap <<= 1
     mask = np.uint64(cap - 1)
     slots = np.full(cap, -1, np.int32)
-    codes = np.full(n, -1, np.int32)
     first = np.empty(limit, np.int64)
     code_hash = np.empty(limit, np.uint64)
     nxt = 0
-    for i in range(n):
+    for i in range(lo, hi):
         if not valid[i]:
+            codes[i] = -1
             continue
         h = _hash_row(offsets, data, i)
         j = h & mask
@@ -98,68 +103,69 @@ def _few_values(offsets, data, valid, limit):
 
 @njit(cache=True, nogil=True)
 def _partitioned(offsets, data, valid):
+    """Rows scattered into 256 partitions by their hash's top bits, each
+    deduplicated with a small table (the kernels of the parallel path below, on
+    one range)."""
     n = offsets.shape[0] - 1
     hashes = np.empty(n, np.uint64)
-    count = np.zeros(_PARTS + 1, np.int64)
-    for i in range(n):
-        if valid[i]:
-            h = _hash_row(offsets, data, i)
-            hashes[i] = h
-            count[np.int64(h >> np.uint64(56)) + 1] += 1
+    count = np.zeros(_PARTS, np.int64)
+    _hash_rows(offsets, data, valid, 0, n, hashes, count)
+    start = np.zeros(_PARTS + 1, np.int64)
     for p in range(_PARTS):
-        count[p + 1] += count[p]
-    m = count[_PARTS]
+        start[p + 1] = start[p] + count[p]
+    m = start[_PARTS]
     rows = np.empty(m, np.int64)
     part_hash = np.empty(m, np.uint64)
-    cursor = count[:_PARTS].copy()
-    for i in range(n):
-        if valid[i]:
-            h = hashes[i]
-            p = np.int64(h >> np.uint64(56))
-            rows[cursor[p]] = i
-            part_hash[cursor[p]] = h
-            cursor[p] += 1
+    _scatter_rows(valid, hashes, 0, n, start[:_PARTS].copy(), rows, part_hash)
     part_code = np.empty(m, np.int32)
-    first = np.empty(m, np.int64)
-    code_hash = np.empty(m, np.uint64)
-    biggest = 16
+    first_tmp = np.empty(m, np.int64)
+    hash_tmp = np.empty(m, np.uint64)
+    ndist = np.zeros(_PARTS, np.int64)
+    _dedupe_parts(start, 0, _PARTS, rows, part_hash, part_code, first_tmp, hash_tmp, ndist)
+    base = np.zeros(_PARTS + 1, np.int64)
     for p in range(_PARTS):
-        biggest = max(biggest, count[p + 1] - count[p])
-    cap = 16
-    while cap < 2 * biggest:
-        cap <<= 1
-    slots = np.empty(cap, np.int32)
-    nxt = 0
-    for p in range(_PARTS):
-        s0 = count[p]
-        s1 = count[p + 1]
-        if s1 == s0:
-            continue
-        c = 16
-        while c < 2 * (s1 - s0):
-            c <<= 1
-        mask = np.uint64(c - 1)
-        slots[:c] = -1
-        for r in range(s0, s1):
-            h = part_hash[r]
-            j = h & mask
-            while True:
-                code = slots[j]
-                if code == -1:
-                    slots[j] = nxt
-                    first[nxt] = rows[r]
-                    code_hash[nxt] = h
-                    part_code[r] = nxt
-                    nxt += 1
-                    break
-                if code_hash[code] == h:
-                    part_code[r] = code
-                    break
-                j = (j + np.uint64(1)) & mask
+        base[p + 1] = base[p] + ndist[p]
+    d = base[_PARTS]
     codes = np.full(n, -1, np.int32)
-    for r in range(m):
-        codes[rows[r]] = part_code[r]
-    return codes, first[:nxt], code_hash[:nxt]
+    first = np.empty(d, np.int64)
+    code_hash = np.empty(d, np.uint64)
+    _assign_parts(
+        start, base, 0, _PARTS, rows, part_code, first_tmp, hash_tmp, codes, first, code_hash
+    )
+    return codes, first, code_hash
+
+
+@njit(cache=True, nogil=True)
+def _verify(offsets, data, codes, first, lo, hi, arena, key_off):
+    """Rows ``lo:hi`` equal their code's first row byte for byte -- in place when
+    most values are distinct (few rows repeat one), else against the compact
+    ``arena`` of the codes' values (it stays in cache)."""
+    in_place = key_off.shape[0] == 0
+    for i in range(lo, hi):
+        c = codes[i]
+        if c < 0 or first[c] == i:
+            continue
+        if in_place:
+            f = first[c]
+            s = offsets[f]
+            length = offsets[f + 1] - s
+            if offsets[i + 1] - offsets[i] != length:
+                return False
+            o = offsets[i]
+            for k in range(length):
+                if data[s + k] != data[o + k]:
+                    return False
+        elif not _matches(offsets, data, i, arena, key_off, c):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _arena_for(offsets, data, first, n):
+    """The arena :func:`_verify` checks against (empty: check in place)."""
+    if 8 * first.shape[0] > n:
+        return np.empty(0, np.uint8), np.empty(0, np.int64)
+    return _arena(offsets, data, first)
 
 
 @njit(cache=True, nogil=True)
@@ -171,23 +177,228 @@ def encode_bytes(offsets, data, valid):
     if not ok:
         codes, first, code_hash = _partitioned(offsets, data, valid)
     n = codes.shape[0]
-    if 8 * first.shape[0] > n:
-        # mostly distinct values: few rows repeat one, check those in place
-        for i in range(n):
-            c = codes[i]
-            if c >= 0 and first[c] != i:
-                f = first[c]
-                s = offsets[f]
-                length = offsets[f + 1] - s
-                if offsets[i + 1] - offsets[i] != length:
-                    return codes, first, code_hash, False
-                for k in range(length):
-                    if data[s + k] != data[offsets[i] + k]:
-                        return codes, first, code_hash, False
-        return codes, first, code_hash, True
-    arena, key_off = _arena(offsets, data, first)
-    for i in range(n):
+    arena, key_off = _arena_for(offsets, data, first, n)
+    return codes, first, code_hash, _verify(offsets, data, codes, first, 0, n, arena, key_off)
+
+
+# ---------------------------------------------------------------- parallel path
+# The partitioned path split over threads (every kernel below is nogil): row
+# ranges hash and scatter, partition ranges deduplicate; codes come out equal to
+# those of encode_bytes's partitioned path (partition order, first occurrence).
+
+
+@njit(cache=True, nogil=True)
+def _hash_rows(offsets, data, valid, lo, hi, hashes, counts):
+    """Hashes of rows ``lo:hi`` and their count per partition."""
+    for i in range(lo, hi):
+        if valid[i]:
+            h = _hash_row(offsets, data, i)
+            hashes[i] = h
+            counts[np.int64(h >> np.uint64(56))] += 1
+
+
+@njit(cache=True, nogil=True)
+def _scatter_rows(valid, hashes, lo, hi, cursor, rows, part_hash):
+    """Rows ``lo:hi`` into their partitions (``cursor``: this range's start in each)."""
+    for i in range(lo, hi):
+        if valid[i]:
+            h = hashes[i]
+            p = np.int64(h >> np.uint64(56))
+            rows[cursor[p]] = i
+            part_hash[cursor[p]] = h
+            cursor[p] += 1
+
+
+@njit(cache=True, nogil=True)
+def _dedupe_parts(start, p0, p1, rows, part_hash, part_code, first_tmp, hash_tmp, ndist):
+    """Local codes within partitions ``p0:p1`` (first occurrence order); each
+    partition's first rows and hashes at ``start[p] + code``."""
+    biggest = 16
+    for p in range(p0, p1):
+        biggest = max(biggest, start[p + 1] - start[p])
+    cap = 16
+    while cap < 2 * biggest:
+        cap <<= 1
+    slots = np.empty(cap, np.int32)
+    for p in range(p0, p1):
+        s0 = start[p]
+        s1 = start[p + 1]
+        nxt = 0
+        if s1 > s0:
+            c = 16
+            while c < 2 * (s1 - s0):
+                c <<= 1
+            mask = np.uint64(c - 1)
+            slots[:c] = -1
+            for r in range(s0, s1):
+                h = part_hash[r]
+                j = h & mask
+                while True:
+                    code = slots[j]
+                    if code == -1:
+                        slots[j] = nxt
+                        first_tmp[s0 + nxt] = rows[r]
+                        hash_tmp[s0 + nxt] = h
+                        part_code[r] = nxt
+                        nxt += 1
+                        break
+                    if hash_tmp[s0 + code] == h:
+                        part_code[r] = code
+                        break
+                    j = (j + np.uint64(1)) & mask
+        ndist[p] = nxt
+
+
+@njit(cache=True, nogil=True)
+def _assign_parts(
+    start, base, p0, p1, rows, part_code, first_tmp, hash_tmp, codes, first, code_hash
+):
+    """Global codes ``base[p] + local`` of partitions ``p0:p1``."""
+    for p in range(p0, p1):
+        s0 = start[p]
+        b = base[p]
+        for r in range(s0, start[p + 1]):
+            codes[rows[r]] = b + part_code[r]
+        for k in range(base[p + 1] - b):
+            first[b + k] = first_tmp[s0 + k]
+            code_hash[b + k] = hash_tmp[s0 + k]
+
+
+@njit(cache=True, nogil=True)
+def _merge_few(firsts, hashes, limit):
+    """One dictionary from per-range ones (in range order, so codes keep the
+    first-occurrence order): global first rows and hashes, and per range the
+    map from its local codes (concatenated, ``firsts``/``hashes`` offsets in
+    ``bounds``).  ``ok=False`` beyond ``limit`` distinct values."""
+    cap = 16
+    while cap < 2 * limit:
+        cap <<= 1
+    mask = np.uint64(cap - 1)
+    slots = np.full(cap, -1, np.int32)
+    first = np.empty(limit, np.int64)
+    code_hash = np.empty(limit, np.uint64)
+    local_map = np.empty(firsts.shape[0], np.int32)
+    nxt = 0
+    for k in range(firsts.shape[0]):
+        h = hashes[k]
+        j = h & mask
+        while True:
+            code = slots[j]
+            if code == -1:
+                if nxt == limit:
+                    return first[:0], code_hash[:0], local_map, False
+                slots[j] = nxt
+                first[nxt] = firsts[k]
+                code_hash[nxt] = h
+                local_map[k] = nxt
+                nxt += 1
+                break
+            if code_hash[code] == h:
+                local_map[k] = code
+                break
+            j = (j + np.uint64(1)) & mask
+    return first[:nxt], code_hash[:nxt], local_map, True
+
+
+@njit(cache=True, nogil=True)
+def _remap(codes, lo, hi, local_map, base):
+    for i in range(lo, hi):
         c = codes[i]
-        if c >= 0 and first[c] != i and not _matches(offsets, data, i, arena, key_off, c):
-            return codes, first, code_hash, False
-    return codes, first, code_hash, True
+        if c >= 0:
+            codes[i] = local_map[base + c]
+
+
+def encode_bytes_parallel(offsets, data, valid, pool, threads: int):
+    """:func:`encode_bytes` on ``threads`` threads of ``pool``: the same codes.
+
+    Few distinct values: a table per row range, merged in range order.  Else
+    the partitioned path, row ranges hashing and scattering, partition ranges
+    deduplicating.  Then row ranges verify."""
+    n = offsets.shape[0] - 1
+    if threads < 2 or n < 4 * threads:
+        return encode_bytes(offsets, data, valid)
+    cuts = np.linspace(0, n, threads + 1).astype(np.int64)
+    ranges = list(zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True))
+
+    def each(fn, items):
+        return list(pool.map(fn, items))
+
+    codes = np.empty(n, np.int32)
+    local = each(lambda r: _few_values(offsets, data, valid, _FEW, r[0], r[1], codes), ranges)
+    ok = all(x[3] for x in local)
+    if ok:
+        firsts = np.concatenate([x[1] for x in local])
+        hashes = np.concatenate([x[2] for x in local])
+        first, code_hash, local_map, ok = _merge_few(firsts, hashes, _FEW)
+    if ok:
+        bases = np.r_[0, np.cumsum([x[1].shape[0] for x in local])[:-1]].astype(np.int64)
+        each(lambda k: _remap(codes, *ranges[k], local_map, bases[k]), range(len(ranges)))
+    else:
+        codes, first, code_hash = _partitioned_parallel(offsets, data, valid, ranges, each)
+    arena, key_off = _arena_for(offsets, data, first, n)
+    exact = all(each(lambda r: _verify(offsets, data, codes, first, *r, arena, key_off), ranges))
+    return codes, first, code_hash, exact
+
+
+def _partitioned_parallel(offsets, data, valid, ranges, each):
+    n = offsets.shape[0] - 1
+    hashes = np.empty(n, np.uint64)
+    counts = np.zeros((len(ranges), _PARTS), np.int64)
+    each(
+        lambda k: _hash_rows(offsets, data, valid, *ranges[k], hashes, counts[k]),
+        range(len(ranges)),
+    )
+    start = np.zeros(_PARTS + 1, np.int64)
+    np.cumsum(counts.sum(axis=0), out=start[1:])
+    cursor = start[:-1] + np.cumsum(counts, axis=0) - counts  # each range's start per partition
+    m = int(start[-1])
+    rows = np.empty(m, np.int64)
+    part_hash = np.empty(m, np.uint64)
+    each(
+        lambda k: _scatter_rows(valid, hashes, *ranges[k], cursor[k], rows, part_hash),
+        range(len(ranges)),
+    )
+    # partition ranges of about equal rows
+    pcuts = np.searchsorted(start, np.linspace(0, m, len(ranges) + 1)).clip(0, _PARTS)
+    pcuts[0], pcuts[-1] = 0, _PARTS
+    pranges = [(int(a), int(b)) for a, b in zip(pcuts[:-1], pcuts[1:], strict=True) if b > a]
+    part_code = np.empty(m, np.int32)
+    first_tmp = np.empty(m, np.int64)
+    hash_tmp = np.empty(m, np.uint64)
+    ndist = np.zeros(_PARTS, np.int64)
+    each(
+        lambda r: _dedupe_parts(
+            start, r[0], r[1], rows, part_hash, part_code, first_tmp, hash_tmp, ndist
+        ),
+        pranges,
+    )
+    base = np.zeros(_PARTS + 1, np.int64)
+    np.cumsum(ndist, out=base[1:])
+    d = int(base[-1])
+    codes = np.full(n, -1, np.int32)
+    first = np.empty(d, np.int64)
+    code_hash = np.empty(d, np.uint64)
+    each(
+        lambda r: _assign_parts(
+            start, base, r[0], r[1], rows, part_code, first_tmp, hash_tmp, codes, first, code_hash
+        ),
+        pranges,
+    )
+    return codes, first, code_hash
+
+
+def warm() -> None:
+    """Compile (or load from the cache) every kernel above, both paths."""
+
+    def each(fn, items):
+        return list(map(fn, items))
+
+    class _Serial:
+        map = staticmethod(map)
+
+    off = np.arange(17, dtype=np.int64)
+    data = np.frombuffer(bytearray(b"abcdefghijklmnop"), np.uint8)
+    valid = np.ones(16, np.bool_)
+    encode_bytes(off, data, valid)
+    encode_bytes_parallel(off, data, valid, _Serial, 2)
+    _partitioned_parallel(off, data, valid, [(0, 8), (8, 16)], each)

@@ -50,7 +50,8 @@ def explain_dc(session, i: int, output: str, analyze: bool = False) -> dict[str,
     rec["planning_seconds"] = round(plan_seconds, 6)
     stages = plan.stages
     if output == "count":
-        stages = plan.of_class("equality")
+        eq = plan.count_sink.equality
+        stages = [s for s in plan.of_class("equality") if eq is None or s.preds != (eq,)]
     rec["stages"] = [
         {
             "predicate": s.text(),
@@ -65,10 +66,10 @@ def explain_dc(session, i: int, output: str, analyze: bool = False) -> dict[str,
     if output == "count":
         sink = plan.count_sink
         rec["count_sink"] = {
-            "predicates": [p.text() for p in sink.inequalities + sink.nonequalities],
+            "predicates": [p.text() for p in sink.predicates],
             "algorithm": sink.algorithm,
             "method": sink.method,
-            "nested_pairs": session.config.nested_pairs,
+            "nested_pairs": None if sink.keyed else session.config.nested_pairs,
         }
     if analyze:
         engine = session.engine
@@ -196,10 +197,14 @@ def render_text(doc: dict[str, Any]) -> str:
                     f"pair (nested) before this stage, {nb['seconds']:.3f} s"
                 )
         if "count_sink" in d:
-            notes.append(
-                f"sink: {d['count_sink']['method']}; groups of at most "
-                f"{d['count_sink']['nested_pairs']:,} candidate pairs go pair by pair (nested)"
+            cs = d["count_sink"]
+            nested = (
+                ""
+                if cs["nested_pairs"] is None
+                else f"; groups of at most {cs['nested_pairs']:,} candidate pairs go pair by "
+                "pair (nested)"
             )
+            notes.append(f"sink: {cs['method']}{nested}")
         for note in notes:
             lines.append(f"  note {note}")
         if analyzed:

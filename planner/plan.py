@@ -61,9 +61,23 @@ class CountSink:
 
     inequalities: tuple[PairPredicate, ...]
     nonequalities: tuple[PairPredicate, ...]
+    #: an equality-only DC's last equality, answered by the sink instead of refined
+    equality: PairPredicate | None = None
+
+    @property
+    def keyed(self) -> bool:
+        """Answered by code counts per group (one equality or non-equality left)."""
+        return self.equality is not None or (not self.inequalities and len(self.nonequalities) == 1)
+
+    @property
+    def predicates(self) -> tuple[PairPredicate, ...]:
+        eq = () if self.equality is None else (self.equality,)
+        return eq + self.inequalities + self.nonequalities
 
     @property
     def method(self) -> str:
+        if self.keyed:
+            return "closed form over the codes counted per group (no sort)"
         k = len(self.inequalities)
         base = {0: "closed form", 1: "sort + binary search", 2: "sweep + Fenwick tree"}.get(
             k, f"cdq x{k - 2} + sweep + Fenwick tree"
@@ -101,10 +115,11 @@ class Plan:
 
     @property
     def count_sink(self) -> CountSink:
-        return CountSink(
-            tuple(p for s in self.of_class(INEQUALITY) for p in s.preds),
-            tuple(p for s in self.of_class(NONEQUALITY) for p in s.preds),
-        )
+        ineqs = tuple(p for s in self.of_class(INEQUALITY) for p in s.preds)
+        neqs = tuple(p for s in self.of_class(NONEQUALITY) for p in s.preds)
+        eqs = self.of_class(EQUALITY)
+        last = eqs[-1].pred if eqs and not ineqs and not neqs else None
+        return CountSink(ineqs, neqs, last)
 
 
 class NoStats:
@@ -125,11 +140,14 @@ def make_plan(
     right_rows: int = 0,
     reflexive: bool = True,
     sample_pairs: float | None = None,
+    estimates: bool = True,
 ) -> Plan:
     """Plan a two-tuple DC.  ``stats``: a :class:`facet.planner.stats.Statistics`
     (or ``None``: no estimates, written order within classes); ``sample_pairs``:
     pairs satisfying the equalities and inequalities, estimated from the tid
-    sample."""
+    sample.  ``estimates=False`` skips the joint cardinalities of the equality
+    prefix (a full pass over the rows) when nothing downstream needs them:
+    no inequality to choose an algorithm for, and nobody to show them to."""
     preds = list(dict.fromkeys(dc.preds))
     card = None
     if stats is not None:
@@ -155,6 +173,8 @@ def make_plan(
     ineqs = [p for p in ordered if p.cls == INEQUALITY]
     neqs = [p for p in ordered if p.cls == NONEQUALITY]
     prev = 1.0
+    if not ineqs and not estimates:
+        card = None  # the order is chosen; the rest would only be displayed
     for p in eqs:
         eq_cols.append(p.a)
         c = card(tuple(eq_cols)) if card else None

@@ -87,8 +87,12 @@ class Statistics:
         p: int = 14,
         sample_rate: float = 0.01,
         full_pass_rows: int = 50_000_000,
+        exact: bool = True,
     ) -> None:
         self.enc = enc
+        #: single-column cardinalities from the encoding's dictionaries where it
+        #: knows them exactly (free on one machine); HLL otherwise
+        self.exact = exact
         self.p = p
         self.sample_rate = sample_rate
         self.full_pass_rows = full_pass_rows
@@ -145,7 +149,12 @@ class Statistics:
         )
 
     def cardinality(self, name: str) -> float:
-        """Estimated distinct non-NULL values of a column."""
+        """Distinct non-NULL values of a column: exact when the column was
+        dictionary-encoded alone (and ``exact``), else the HLL estimate."""
+        if self.exact:
+            d = self.enc.distinct.get(name)
+            if d is not None:
+                return float(d)
         return self.column(name).distinct
 
     @property

@@ -81,3 +81,38 @@ def test_errors_are_facet_input_errors():
         facet.detect(pa.table(ROWS), dcs=["not(t.zip == )"])
     with pytest.raises(facet.FacetInputError):
         facet.detect(pa.table(ROWS), dcs=["zip -> city"], output="nope")
+
+
+def test_iso_dates_parse_in_bulk_and_zones_only_after_a_time(monkeypatch):
+    """A date's '-22' is not a zone: date-only text parses in one Arrow cast (the
+    value-by-value fallback is only for impossible dates), zones after a time."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    import facet.column_types as ct
+
+    zone = [
+        bool(x)
+        for x in pc.match_substring_regex(
+            pa.array(["2020-01-22", "2020-01-22T10:00-05:00", "2020-01-22 10:00:00Z"]),
+            ct._ZONE_RE,
+        ).to_pylist()
+    ]
+    assert zone == [False, True, True]
+    calls = []
+    real = ct._cast_ts
+    monkeypatch.setattr(
+        ct, "_cast_ts", lambda a, tz: calls.append((tz, a.to_pylist())) or real(a, tz)
+    )
+    got = ct.parse_timestamps(
+        pa.array(["2020-01-22", "1999-12-31", None, "2020-01-22T01:00+01:00"])
+    )
+    assert got.to_pylist()[2] is None
+    assert [str(v) for v in got.to_pylist() if v is not None] == [
+        "2020-01-22 00:00:00+00:00",
+        "1999-12-31 00:00:00+00:00",
+        "2020-01-22 00:00:00+00:00",
+    ]
+    # the zoned cast sees only the zoned value (a date there would fail the bulk cast)
+    zoned = dict(calls)["UTC"]
+    assert [v for v in zoned if v is not None] == ["2020-01-22T01:00+01:00"]

@@ -388,3 +388,33 @@ def test_csv_timestamps_with_zones(tmp_path, capsys):
     # row 5 (2023-12-31) is before every other date; NULL rows 3, 4 take no part
     assert sorted(tuple(p) for p in doc["dcs"][2]["pairs"]) == [(5, 0), (5, 1), (5, 2)]
     assert "notadate" in err
+
+
+def test_sigterm_leaves_no_output(tmp_path):
+    """SIGTERM mid-run: exit 143, one line, no output file and no temporary left."""
+    import signal
+    import time
+
+    import numpy as np
+
+    n = 60_000
+    rng = np.random.default_rng(0)
+    data = tmp_path / "big.csv"
+    data.write_text("a,b\n" + "".join(f"{x},{y}\n" for x, y in rng.integers(0, 10**6, (n, 2))))
+    out = tmp_path / "pairs.parquet"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "facet", "detect", str(data), "--dc", "not(t.a > t'.a)",
+         "--output", "pairs", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    # wait until the pairs are being written (the temporary exists), then stop it
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(tmp_path.glob(".facet-*")):
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines() == ["facet: terminated"]
+    assert not out.exists()
+    assert not list(tmp_path.glob(".facet-*"))

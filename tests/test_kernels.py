@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from facet.kernels.bhsm import refine_bhsm
 from facet.kernels.common import OP_FLIP
-from facet.kernels.count import count_groups
+from facet.kernels.count import count_groups, count_keyed
 from facet.kernels.decompose import refine_decompose
 from facet.kernels.refine import KIND_EQ, KIND_INEQ, KIND_NE, refine
 
@@ -202,6 +202,36 @@ def test_counting_sink_degrees(data):
         assert not todo.any()  # closed forms answer every group
 
 
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_keyed_sink_degrees(data):
+    """count_keyed: per-row degrees under one final equality or non-equality
+    (same or cross column, reflexive or not, holes, NULLs), in the code-indexed
+    array and in the per-group table, against brute force."""
+    codes, dom = data.draw(code_matrix(rows=3))
+    n = codes.shape[1]
+    buf, desc = data.draw(batches(n))
+    a = data.draw(st.integers(0, 2))
+    b = a if data.draw(st.booleans()) else data.draw(st.integers(0, 2))
+    ne = data.draw(st.booleans())
+    storage = data.draw(st.sampled_from([0, 1, 2]))
+    sign = data.draw(st.sampled_from([1, -1]))
+    deg_l = np.zeros(n, np.int64)
+    deg_r = np.zeros(n, np.int64)
+    count_keyed(
+        buf, desc, codes, a, b, dom, ne, sign, deg_l, deg_r, np.zeros(n, np.int64), 0, storage
+    )
+    want_l = np.zeros(n, np.int64)
+    want_r = np.zeros(n, np.int64)
+    preds = [(a, 1 if ne else 0, b)]
+    for _, t, u in input_pairs(buf, desc):
+        if holds(codes, preds, t, u):
+            want_l[t] += sign
+            want_r[u] += sign
+    assert np.array_equal(deg_l, want_l)
+    assert np.array_equal(deg_r, want_r)
+
+
 def test_flip_table():
     for op, f in enumerate(OP_FLIP):
         for x in range(3):
@@ -242,6 +272,38 @@ def test_text_dictionary_codes(values, many):
     assert len(set(seen.values())) == len(seen) == len(first)
     for v, c in seen.items():
         assert values[first[c]] == v
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.one_of(st.none(), st.sampled_from(["a", "b", "", "é", "long value x"])), max_size=200
+    ),
+    st.booleans(),
+    st.integers(2, 5),
+)
+def test_parallel_text_dictionary_equals_serial(values, many, threads):
+    """encode_bytes_parallel gives encode_bytes's codes, first rows and hashes on
+    both its paths (one table per row range merged; partitions over threads)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+
+    from facet.kernels import dictionary
+
+    if many:
+        values = values + [f"v{i % (dictionary._FEW + 7)}" for i in range(dictionary._FEW + 40)]
+    arr = pa.array(values, pa.string())
+    bufs = arr.buffers()
+    off = np.frombuffer(bufs[1], np.int32)[: len(arr) + 1].astype(np.int64)
+    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
+    valid = np.array([v is not None for v in values], bool)
+    want = dictionary.encode_bytes(off, data, valid)
+    with ThreadPoolExecutor(threads) as pool:
+        got = dictionary.encode_bytes_parallel(off, data, valid, pool, threads)
+    for w, g in zip(want[:3], got[:3], strict=True):
+        assert np.array_equal(w, g)
+    assert want[3] and got[3]
 
 
 def test_text_codes_fall_back_on_a_hash_collision(monkeypatch):

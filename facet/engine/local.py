@@ -31,13 +31,14 @@ from facet.engine.bitmaps import refine_bitmaps
 from facet.groups import Groups
 from facet.kernels.bhsm import refine_bhsm
 from facet.kernels.common import OP_CODES, compare_arrays
-from facet.kernels.count import count_groups, count_nonequality
+from facet.kernels.count import count_groups, count_keyed
 from facet.kernels.decompose import refine_decompose
 from facet.kernels.expand import expand
 from facet.kernels.iejoin import refine_iejoin
 from facet.kernels.refine import KIND_EQ, KIND_INEQ, KIND_NE, refine
 from facet.language.normalize import (
     EQUALITY,
+    NONEQUALITY,
     NormalDC,
     PairPredicate,
     RowFilter,
@@ -271,12 +272,16 @@ class LocalEngine:
         """Per-row degrees of a two-tuple DC, never enumerating pairs to count them."""
         if groups is None:
             groups = self.initial_groups(plan.dc)
+        sink = plan.count_sink
         for stage in plan.of_class(EQUALITY):
+            if sink.equality is not None and stage.pred is sink.equality:
+                continue  # the sink answers the last equality itself
             groups = self.refine(groups, stage)
         return self.count_sink(plan, groups)
 
     def count_sink(self, plan: Plan, groups: Groups) -> Degrees:
-        """Degrees of the groups left after the plan's equalities, by the counting sink."""
+        """Degrees of the groups left after the plan's equalities, by the counting
+        sink (``groups`` not yet refined by ``plan.count_sink.equality``, if any)."""
         deg = Degrees(np.zeros(self.n, np.int64), np.zeros(self.n, np.int64))
         t_sink = time.perf_counter()
         self._count_rest(plan, groups, deg)
@@ -288,15 +293,18 @@ class LocalEngine:
         sink = plan.count_sink
         ineqs = list(sink.inequalities)
         neqs = list(sink.nonequalities)
+        if sink.equality is not None:
+            self._count_keyed(groups, sink.equality, deg)
+            return
+        if not ineqs and len(neqs) == 1:
+            self._count_keyed(groups, neqs[0], deg)
+            return
         rest = ineqs + neqs
         idx = self.enc.index
         nl = np.array(sorted({idx[p.a] for p in rest}), np.int64)
         nr = np.array(sorted({idx[p.b] for p in rest}), np.int64)
         big = self._count(groups, rest, nl, nr, 1, deg)
         if len(big) == 0:
-            return
-        if not ineqs and len(neqs) == 1:
-            self._count_nonequality(big, neqs[0], deg)
             return
         if not neqs:
             self._count_inequalities(big, ineqs, nl, nr, 1, deg)
@@ -333,16 +341,16 @@ class LocalEngine:
 
         return self._degrees(groups, kernel, deg)
 
-    def _count_nonequality(self, groups: Groups, p: PairPredicate, deg: Degrees) -> None:
-        """Degrees under a single non-equality, in closed form (the FD shape)."""
+    def _count_keyed(self, groups: Groups, p: PairPredicate, deg: Degrees) -> None:
+        """Degrees under one final equality or non-equality, in closed form
+        (code counts per group, no sort)."""
         enc = self.enc
         ra, rb = enc.index[p.a], enc.index[p.b]
         dom = max(enc.domain[p.a], enc.domain[p.b])
+        ne = p.cls == NONEQUALITY
 
         def kernel(g, left, right, stamp, sid):
-            sid = count_nonequality(
-                g.buf, g.desc, enc.codes, ra, rb, dom, 1, left, right, stamp, sid
-            )
+            sid = count_keyed(g.buf, g.desc, enc.codes, ra, rb, dom, ne, 1, left, right, stamp, sid)
             return sid, None
 
         self._degrees(groups, kernel, deg)

@@ -34,6 +34,8 @@ class Session:
         self.normal: list[NormalDC] = [normalize(d) for d in dcs]
         self._initial: dict[int, Groups] = {}
         self._plans: dict[tuple[int, str], Plan] = {}
+        #: plans carry every estimate (``facet explain``), not only those they need
+        self.estimates = False
 
     def initial(self, i: int) -> Groups:
         """DC ``i``'s initial pairs (row filters applied)."""
@@ -61,7 +63,17 @@ class Session:
             sample = None
             if stats is not None and output == "pairs" and classes.count(INEQUALITY) >= 2:
                 sample = self._sample_pairs(nd, g)
-            plan = make_plan(nd, stats, self.config, output, left, right, reflexive, sample)
+            plan = make_plan(
+                nd,
+                stats,
+                self.config,
+                output,
+                left,
+                right,
+                reflexive,
+                sample,
+                estimates=self.estimates,
+            )
             self._plans[key] = plan
         return plan
 

@@ -17,10 +17,10 @@ def warmup() -> float:
         return 0.0
     t = time.perf_counter()
     from facet.groups import Groups
+    from facet.kernels import dictionary
     from facet.kernels.bhsm import refine_bhsm
-    from facet.kernels.count import count_groups, count_nonequality
+    from facet.kernels.count import count_groups, count_keyed
     from facet.kernels.decompose import refine_decompose
-    from facet.kernels.dictionary import encode_bytes
     from facet.kernels.expand import expand, sides_to_lists
     from facet.kernels.hashing import (
         hash_bytes,
@@ -71,14 +71,15 @@ def warmup() -> float:
                 todo,
                 4,
             )
-        count_nonequality(grp.buf, grp.desc, codes, 0, 1, 6, 1, deg_l, deg_r, stamp, 0)
+        for ne in (False, True):
+            count_keyed(grp.buf, grp.desc, codes, 0, 1, 6, ne, 1, deg_l, deg_r, stamp, 0)
         out1 = np.empty(16, np.int32)
         out2 = np.empty(16, np.int32)
         pa = np.array([0], np.int64)
         po = np.array([2], np.int64)
         expand(grp.buf, grp.desc, codes, pa, pa, po, 0, 0, -1, -1, 16, out1, out2)
         sides_to_lists(grp.buf, grp.desc, 0)
-    encode_bytes(np.array([0, 1, 3], np.int64), np.frombuffer(b"abc", np.uint8), np.ones(2, bool))
+    dictionary.warm()
     words = np.arange(8, dtype=np.uint64)
     hll_registers(hash_words(words), 4)
     hash_bytes(np.array([0, 1, 3], np.int64), np.frombuffer(b"abc", np.uint8))

@@ -71,6 +71,14 @@ class TableWriter:
         fd, self.tmp = tempfile.mkstemp(prefix=".facet-", suffix=".part", dir=d)
         os.close(fd)
         self.rows = 0
+        self._w = None
+        try:
+            self._open(schema)
+        except BaseException:  # an interrupt here too: leave nothing behind
+            self.abort()
+            raise
+
+    def _open(self, schema: pa.Schema) -> None:
         if self.fmt == "parquet":
             import pyarrow.parquet as pq
 
@@ -101,7 +109,8 @@ class TableWriter:
         os.replace(self.tmp, self.path)
 
     def abort(self) -> None:
-        with contextlib.suppress(Exception):
-            self._w.close()
+        if self._w is not None:
+            with contextlib.suppress(Exception):
+                self._w.close()
         if os.path.exists(self.tmp):
             os.remove(self.tmp)
