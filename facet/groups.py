@@ -21,6 +21,10 @@ class Groups:
 
     buf: np.ndarray
     desc: np.ndarray
+    #: every tid is on the left side of at most one group and on the right side of
+    #: at most one (a single pair, and what equality refinements make of it):
+    #: workers on different groups may then write the same per-row arrays
+    disjoint: bool = False
 
     @staticmethod
     def pair(left: np.ndarray, right: np.ndarray | None = None) -> Groups:
@@ -28,11 +32,11 @@ class Groups:
         left = np.ascontiguousarray(left, dtype=np.int32)
         m = left.shape[0]
         if right is None:
-            return Groups(left, np.array([[0, m, 0, 0, 0, m, 0, 0]], np.int64))
+            return Groups(left, np.array([[0, m, 0, 0, 0, m, 0, 0]], np.int64), True)
         right = np.ascontiguousarray(right, dtype=np.int32)
         r = right.shape[0]
         buf = np.concatenate([left, right])
-        return Groups(buf, np.array([[0, m, 0, 0, m, m + r, m, m]], np.int64))
+        return Groups(buf, np.array([[0, m, 0, 0, m, m + r, m, m]], np.int64), True)
 
     @staticmethod
     def empty() -> Groups:
@@ -55,7 +59,7 @@ class Groups:
 
     def select(self, mask: np.ndarray) -> Groups:
         """The groups where ``mask`` is true (sharing the buffer)."""
-        return Groups(self.buf, np.ascontiguousarray(self.desc[mask]))
+        return Groups(self.buf, np.ascontiguousarray(self.desc[mask]), self.disjoint)
 
     def split(self, max_work: int) -> Iterator[Groups]:
         """Consecutive sub-batches of at most ``max_work`` tids (``sum |L| + |R|``)
@@ -74,5 +78,5 @@ class Groups:
             base = csum[start - 1] if start else 0
             end = int(np.searchsorted(csum, base + max_work, side="right"))
             end = max(end, start + 1)
-            yield Groups(self.buf, np.ascontiguousarray(self.desc[start:end]))
+            yield Groups(self.buf, np.ascontiguousarray(self.desc[start:end]), self.disjoint)
             start = end

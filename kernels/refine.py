@@ -253,3 +253,50 @@ def refine(buf, desc, codes, ra, rb, dom, kind, op):
     odesc = np.empty((n_out, 8), np.int64)
     _emit(obuf, info, codes, ra, rb, kind, op, odesc, True)
     return obuf, odesc
+
+
+# ------------------------------------------------- one big reflexive group, in parallel
+# The first equality of most DCs refines the whole table: one group, so the
+# batch cannot be cut into parts.  Its counting sort is split instead: row
+# ranges count codes, then scatter (stable: range order, then row order -- the
+# serial kernel's order); the groups are the runs, read off the counts.
+
+
+@njit(cache=True, nogil=True)
+def count_codes(tids, lo, hi, k, counts):
+    """``counts[v] += #{i in lo:hi : k[tids[i]] == v}`` (NULL codes skipped)."""
+    for i in range(lo, hi):
+        v = k[tids[i]]
+        if v >= 0:
+            counts[v] += 1
+
+
+@njit(cache=True, nogil=True)
+def scatter_by_code(tids, lo, hi, k, cursor, out):
+    """Tids of ``lo:hi`` to ``out[cursor[code]++]`` (NULL codes skipped)."""
+    for i in range(lo, hi):
+        t = tids[i]
+        v = k[t]
+        if v >= 0:
+            out[cursor[v]] = t
+            cursor[v] += 1
+
+
+def equality_runs(counts: np.ndarray) -> np.ndarray:
+    """Descriptors ``(S_v, S_v)`` of the runs of at least two tids of a sorted
+    shared copy, from the count of every code."""
+    start = np.zeros(counts.shape[0] + 1, np.int64)
+    np.cumsum(counts, out=start[1:])
+    keep = np.flatnonzero(counts >= 2)
+    s = start[keep]
+    e = start[keep + 1]
+    desc = np.empty((keep.shape[0], 8), np.int64)
+    desc[:, 0] = s
+    desc[:, 1] = e
+    desc[:, 2] = s
+    desc[:, 3] = s
+    desc[:, 4] = s
+    desc[:, 5] = e
+    desc[:, 6] = s
+    desc[:, 7] = s
+    return desc

@@ -30,12 +30,20 @@ from facet.encoding import EncodedTable
 from facet.engine.bitmaps import refine_bitmaps
 from facet.groups import Groups
 from facet.kernels.bhsm import refine_bhsm
-from facet.kernels.common import OP_CODES, compare_arrays
+from facet.kernels.common import OP_CODES, compare_arrays, use_counting_sort
 from facet.kernels.count import count_groups, count_keyed
 from facet.kernels.decompose import refine_decompose
 from facet.kernels.expand import expand
 from facet.kernels.iejoin import refine_iejoin
-from facet.kernels.refine import KIND_EQ, KIND_INEQ, KIND_NE, refine
+from facet.kernels.refine import (
+    KIND_EQ,
+    KIND_INEQ,
+    KIND_NE,
+    count_codes,
+    equality_runs,
+    refine,
+    scatter_by_code,
+)
 from facet.language.normalize import (
     EQUALITY,
     NONEQUALITY,
@@ -178,7 +186,7 @@ class LocalEngine:
         cuts = np.searchsorted(csum, [total * k // self.threads for k in range(1, self.threads)])
         bounds = np.unique(np.r_[0, np.minimum(cuts + 1, len(groups)), len(groups)])
         return [
-            Groups(groups.buf, np.ascontiguousarray(groups.desc[a:b]))
+            Groups(groups.buf, np.ascontiguousarray(groups.desc[a:b]), groups.disjoint)
             for a, b in zip(bounds[:-1], bounds[1:], strict=True)
             if b > a
         ]
@@ -187,6 +195,12 @@ class LocalEngine:
         """Apply one refinement to a batch (parts in parallel)."""
         if len(groups) == 0:
             return groups
+        out = self._refine_any(groups, stage, traced)
+        # an equality splits each side by value: disjoint sides stay disjoint
+        out.disjoint = groups.disjoint and stage.algorithm == "equality"
+        return out
+
+    def _refine_any(self, groups: Groups, stage: Stage, traced: bool) -> Groups:
         if traced and self.trace is not None:
             t = time.perf_counter()
             out = self.refine(groups, stage, traced=False)
@@ -228,8 +242,43 @@ class LocalEngine:
     def _refine_parts(self, groups: Groups, stage: Stage) -> Groups:
         parts = self._parts(groups)
         if len(parts) == 1:
-            return self._refine(groups, stage)
+            whole = self._refine_whole(groups, stage)
+            return whole if whole is not None else self._refine(groups, stage)
         return _concat(list(_pool(self.threads).map(lambda g: self._refine(g, stage), parts)))
+
+    def _refine_whole(self, groups: Groups, stage: Stage) -> Groups | None:
+        """A single-column equality on one big reflexive group (the whole table,
+        typically), its counting sort split over the threads; ``None`` where
+        that does not apply (the serial kernel gives the same groups)."""
+        if self.threads == 1 or len(groups) != 1 or stage.algorithm != "equality":
+            return None
+        p = stage.pred
+        d = groups.desc[0]
+        if p.a != p.b or not (d[0] == d[4] and d[1] == d[5] and d[2] == d[3]):
+            return None
+        m = int(d[1] - d[0])
+        dom = self.enc.domain[p.a]
+        if m < self.config.parallel_work * self.threads or not use_counting_sort(m, dom):
+            return None
+        tids = groups.buf[d[0] : d[1]]
+        k = self.enc.column(p.a)
+        cuts = np.linspace(0, m, self.threads + 1).astype(np.int64)
+        ranges = list(zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True))
+        counts = np.zeros((len(ranges), max(dom, 1)), np.int64)
+        pool = _pool(self.threads)
+        list(pool.map(lambda i: count_codes(tids, *ranges[i], k, counts[i]), range(len(ranges))))
+        total = counts.sum(axis=0)
+        start = np.zeros(total.shape[0], np.int64)
+        np.cumsum(total[:-1], out=start[1:])
+        cursor = start + np.cumsum(counts, axis=0) - counts  # each range's slot per code
+        out = np.empty(int(total.sum()), np.int32)
+        list(
+            pool.map(
+                lambda i: scatter_by_code(tids, *ranges[i], k, cursor[i], out),
+                range(len(ranges)),
+            )
+        )
+        return Groups(out, equality_runs(total))
 
     def _refine(self, groups: Groups, stage: Stage) -> Groups:
         p = stage.pred
@@ -372,12 +421,16 @@ class LocalEngine:
                 ]
             )
 
+        shared = groups.disjoint  # no row in two parts: all write the same degrees
+
         def run(i: int):
             g = parts[i]
             if i == 0:
                 left, right, stamp, sid = deg.left, deg.right, self._stamp, self._stamp_id
             else:
                 left, right, stamp, sid = self._scratch[i - 1]
+                if shared:
+                    left, right = deg.left, deg.right
             sid, todo = kernel(g, left, right, stamp, sid)
             if i == 0:
                 self._stamp_id = sid
@@ -388,7 +441,7 @@ class LocalEngine:
         if len(parts) == 1:
             return groups.select(run(0))
         todos = list(_pool(self.threads).map(run, range(len(parts))))
-        for i in range(1, len(parts)):
+        for i in range(1, 1 if shared else len(parts)):
             sl = self._scratch[i - 1]
             deg.left += sl[0]
             deg.right += sl[1]
@@ -502,7 +555,7 @@ def _concat(outs: list[Groups]) -> Groups:
     offsets = np.r_[0, np.cumsum(sizes)[:-1]]
     buf = np.concatenate([o.buf for o in outs])
     desc = np.concatenate([o.desc + off for o, off in zip(outs, offsets, strict=True)])
-    return Groups(buf, np.ascontiguousarray(desc))
+    return Groups(buf, np.ascontiguousarray(desc), all(o.disjoint for o in outs))
 
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}

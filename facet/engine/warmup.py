@@ -30,7 +30,7 @@ def warmup() -> float:
         row_hashes,
     )
     from facet.kernels.iejoin import refine_iejoin
-    from facet.kernels.refine import refine
+    from facet.kernels.refine import count_codes, refine, scatter_by_code
 
     rng = np.random.default_rng(0)
     n = 64
@@ -80,6 +80,10 @@ def warmup() -> float:
         expand(grp.buf, grp.desc, codes, pa, pa, po, 0, 0, -1, -1, 16, out1, out2)
         sides_to_lists(grp.buf, grp.desc, 0)
     dictionary.warm()
+    tids = np.arange(n, dtype=np.int32)
+    counts = np.zeros((2, 6), np.int64)
+    count_codes(tids, 0, n, codes[0], counts[0])
+    scatter_by_code(tids, 0, n, codes[0], counts[1], np.empty(n, np.int32))
     words = np.arange(8, dtype=np.uint64)
     hll_registers(hash_words(words), 4)
     hash_bytes(np.array([0, 1, 3], np.int64), np.frombuffer(b"abc", np.uint8))
