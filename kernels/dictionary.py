@@ -4,8 +4,9 @@ Rows are hashed (FNV-1a + splitmix64 -- the value hash of
 :mod:`facet.kernels.hashing`, so statistics reuse it).  A column with few
 distinct values is deduplicated in one pass with one cache-sized table; else
 rows are scattered into 256 partitions by the top hash bits and each partition
-is deduplicated with a small table.  Every row is then checked byte by byte
-against its code's value, kept in a compact arena that stays in cache, so the
+is deduplicated with a small table.  Every repeat is checked byte by byte
+against its code's first value (while deduplicating on the partitioned path;
+against a compact arena that stays in cache on the one-table path), so the
 codes are exact (a 64-bit collision between different values is reported and
 the caller encodes another way).  Codes are dense; equality codes carry no order.
 """
@@ -121,7 +122,9 @@ def _partitioned(offsets, data, valid):
     first_tmp = np.empty(m, np.int64)
     hash_tmp = np.empty(m, np.uint64)
     ndist = np.zeros(_PARTS, np.int64)
-    _dedupe_parts(start, 0, _PARTS, rows, part_hash, part_code, first_tmp, hash_tmp, ndist)
+    exact = _dedupe_parts(
+        offsets, data, start, 0, _PARTS, rows, part_hash, part_code, first_tmp, hash_tmp, ndist
+    )
     base = np.zeros(_PARTS + 1, np.int64)
     for p in range(_PARTS):
         base[p + 1] = base[p] + ndist[p]
@@ -132,7 +135,7 @@ def _partitioned(offsets, data, valid):
     _assign_parts(
         start, base, 0, _PARTS, rows, part_code, first_tmp, hash_tmp, codes, first, code_hash
     )
-    return codes, first, code_hash
+    return codes, first, code_hash, exact
 
 
 @njit(cache=True, nogil=True)
@@ -146,15 +149,8 @@ def _verify(offsets, data, codes, first, lo, hi, arena, key_off):
         if c < 0 or first[c] == i:
             continue
         if in_place:
-            f = first[c]
-            s = offsets[f]
-            length = offsets[f + 1] - s
-            if offsets[i + 1] - offsets[i] != length:
+            if not _same(offsets, data, i, first[c]):
                 return False
-            o = offsets[i]
-            for k in range(length):
-                if data[s + k] != data[o + k]:
-                    return False
         elif not _matches(offsets, data, i, arena, key_off, c):
             return False
     return True
@@ -174,8 +170,8 @@ def encode_bytes(offsets, data, valid):
     binary buffers: ``offsets`` int64, ``data`` uint8), the row of each code's
     first occurrence, each code's value hash, and whether the codes are exact."""
     codes, first, code_hash, ok = _few_values(offsets, data, valid, _FEW)
-    if not ok:
-        codes, first, code_hash = _partitioned(offsets, data, valid)
+    if not ok:  # repeats were checked while deduplicating
+        return _partitioned(offsets, data, valid)
     n = codes.shape[0]
     arena, key_off = _arena_for(offsets, data, first, n)
     return codes, first, code_hash, _verify(offsets, data, codes, first, 0, n, arena, key_off)
@@ -209,10 +205,29 @@ def _scatter_rows(valid, hashes, lo, hi, cursor, rows, part_hash):
             cursor[p] += 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _same(offsets, data, i, f):
+    """Rows ``i`` and ``f`` hold the same bytes."""
+    s = offsets[f]
+    length = offsets[f + 1] - s
+    if offsets[i + 1] - offsets[i] != length:
+        return False
+    o = offsets[i]
+    for k in range(length):  # noqa: SIM110 - a numba loop, not a generator
+        if data[s + k] != data[o + k]:
+            return False
+    return True
+
+
 @njit(cache=True, nogil=True)
-def _dedupe_parts(start, p0, p1, rows, part_hash, part_code, first_tmp, hash_tmp, ndist):
+def _dedupe_parts(
+    offsets, data, start, p0, p1, rows, part_hash, part_code, first_tmp, hash_tmp, ndist
+):
     """Local codes within partitions ``p0:p1`` (first occurrence order); each
-    partition's first rows and hashes at ``start[p] + code``."""
+    partition's first rows and hashes at ``start[p] + code``.  A row whose hash
+    is already known is checked byte for byte against that code's first row
+    there (only repeats are read twice); returns False on a collision."""
+    exact = True
     biggest = 16
     for p in range(p0, p1):
         biggest = max(biggest, start[p + 1] - start[p])
@@ -244,9 +259,12 @@ def _dedupe_parts(start, p0, p1, rows, part_hash, part_code, first_tmp, hash_tmp
                         break
                     if hash_tmp[s0 + code] == h:
                         part_code[r] = code
+                        if exact:
+                            exact = _same(offsets, data, rows[r], first_tmp[s0 + code])
                         break
                     j = (j + np.uint64(1)) & mask
         ndist[p] = nxt
+    return exact
 
 
 @njit(cache=True, nogil=True)
@@ -313,7 +331,8 @@ def encode_bytes_parallel(offsets, data, valid, pool, threads: int):
 
     Few distinct values: a table per row range, merged in range order.  Else
     the partitioned path, row ranges hashing and scattering, partition ranges
-    deduplicating.  Then row ranges verify."""
+    deduplicating (checking repeats as they go); the few-values path's rows are
+    then verified by row ranges against the arena."""
     n = offsets.shape[0] - 1
     if threads < 2 or n < 4 * threads:
         return encode_bytes(offsets, data, valid)
@@ -333,8 +352,8 @@ def encode_bytes_parallel(offsets, data, valid, pool, threads: int):
     if ok:
         bases = np.r_[0, np.cumsum([x[1].shape[0] for x in local])[:-1]].astype(np.int64)
         each(lambda k: _remap(codes, *ranges[k], local_map, bases[k]), range(len(ranges)))
-    else:
-        codes, first, code_hash = _partitioned_parallel(offsets, data, valid, ranges, each)
+    else:  # repeats were checked while deduplicating
+        return _partitioned_parallel(offsets, data, valid, ranges, each)
     arena, key_off = _arena_for(offsets, data, first, n)
     exact = all(each(lambda r: _verify(offsets, data, codes, first, *r, arena, key_off), ranges))
     return codes, first, code_hash, exact
@@ -366,11 +385,23 @@ def _partitioned_parallel(offsets, data, valid, ranges, each):
     first_tmp = np.empty(m, np.int64)
     hash_tmp = np.empty(m, np.uint64)
     ndist = np.zeros(_PARTS, np.int64)
-    each(
-        lambda r: _dedupe_parts(
-            start, r[0], r[1], rows, part_hash, part_code, first_tmp, hash_tmp, ndist
-        ),
-        pranges,
+    exact = all(
+        each(
+            lambda r: _dedupe_parts(
+                offsets,
+                data,
+                start,
+                r[0],
+                r[1],
+                rows,
+                part_hash,
+                part_code,
+                first_tmp,
+                hash_tmp,
+                ndist,
+            ),  # fmt: skip
+            pranges,
+        )
     )
     base = np.zeros(_PARTS + 1, np.int64)
     np.cumsum(ndist, out=base[1:])
@@ -384,7 +415,7 @@ def _partitioned_parallel(offsets, data, valid, ranges, each):
         ),
         pranges,
     )
-    return codes, first, code_hash
+    return codes, first, code_hash, exact
 
 
 def warm() -> None:

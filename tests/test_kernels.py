@@ -306,6 +306,31 @@ def test_parallel_text_dictionary_equals_serial(values, many, threads):
     assert want[3] and got[3]
 
 
+def test_partition_dedupe_reports_a_hash_collision():
+    """Two different values under one hash: the dedupe's byte check says so."""
+    from facet.kernels import dictionary
+
+    off = np.array([0, 1, 2, 3], np.int64)
+    data = np.frombuffer(bytearray(b"aba"), np.uint8)
+    rows = np.array([0, 1, 2], np.int64)
+    start = np.zeros(dictionary._PARTS + 1, np.int64)
+    start[1:] = 3
+
+    def dedupe(hashes):
+        part_code = np.empty(3, np.int32)
+        first_tmp = np.empty(3, np.int64)
+        hash_tmp = np.empty(3, np.uint64)
+        ndist = np.zeros(dictionary._PARTS, np.int64)
+        ok = dictionary._dedupe_parts(
+            off, data, start, 0, 1, rows, np.array(hashes, np.uint64), part_code, first_tmp,
+            hash_tmp, ndist,
+        )  # fmt: skip
+        return ok, part_code.tolist()
+
+    assert dedupe([7, 9, 7]) == (True, [0, 1, 0])  # "a", "b", "a": a true repeat
+    assert dedupe([7, 7, 7])[0] is False  # "b" collides with "a"
+
+
 def test_text_codes_fall_back_on_a_hash_collision(monkeypatch):
     import pyarrow as pa
 
