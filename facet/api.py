@@ -194,6 +194,7 @@ def detect(
         if out_path is not None:
             _write_counts(result, out_path)
         return result
+    session.limit = limit
     schema_out = PAIR_SCHEMA if output == "pairs" else BLOCK_SCHEMA
     produce = session.dc_pairs if output == "pairs" else session.dc_blocks
     finals, shared_out = shared_groups(session, mode, output)

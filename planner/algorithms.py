@@ -40,6 +40,7 @@ def choose_inequalities(
     est_ineq_pairs: float | None = None,
     rows: int = 0,
     more_after: bool = False,
+    limit: int | None = None,
 ) -> list[Choice]:
     """Stages for the inequalities of a DC, in order.
 
@@ -53,6 +54,9 @@ def choose_inequalities(
     with the number of pairs.  BHSM pays off only for what a *following* stage
     reads (its right sides stay within a bin), so the last refinement before
     expansion uses HSM (``more_after``: non-equalities follow the inequalities).
+    ``limit``: pairs under a ``--limit``, so the plan should hand out its first
+    pairs early -- neither IEJoin nor dominance blocks (both work through the
+    whole input before the first pair) when more pairs than that are expected.
     """
     forced = config.inequality
     if output == "blocks" and forced is None:
@@ -66,10 +70,20 @@ def choose_inequalities(
         and est_ineq_pairs is not None
         and est_ineq_pairs > config.iejoin_max_pairs_per_row * max(rows, 1)
     )
+    stream_big = (
+        forced is None
+        and output == "pairs"
+        and limit is not None
+        and est_ineq_pairs is not None
+        and est_ineq_pairs > limit
+    )
+    if stream_big:
+        big_output = False  # no dominance blocks first: HSM / BHSM stream
     if (
         forced in (None, "iejoin")
         and len(ineqs) == 2
         and not big_output
+        and not stream_big
         and (forced == "iejoin" or min(joint_card) >= config.iejoin_min_cardinality)
     ):
         note = (

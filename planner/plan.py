@@ -141,13 +141,15 @@ def make_plan(
     reflexive: bool = True,
     sample_pairs: float | None = None,
     estimates: bool = True,
+    limit: int | None = None,
 ) -> Plan:
     """Plan a two-tuple DC.  ``stats``: a :class:`facet.planner.stats.Statistics`
     (or ``None``: no estimates, written order within classes); ``sample_pairs``:
     pairs satisfying the equalities and inequalities, estimated from the tid
     sample.  ``estimates=False`` skips the joint cardinalities of the equality
     prefix (a full pass over the rows) when nothing downstream needs them:
-    no inequality to choose an algorithm for, and nobody to show them to."""
+    no inequality to choose an algorithm for, and nobody to show them to.
+    ``limit``: pairs are wanted up to this many per DC (plans that stream)."""
     preds = list(dict.fromkeys(dc.preds))
     card = None
     if stats is not None:
@@ -195,6 +197,7 @@ def make_plan(
                 sample_pairs,
                 rows,
                 more_after=bool(neqs),
+                limit=limit,
             )
             if card or config.inequality
             else [_default_choice(p, config, output) for p in ineqs]

@@ -140,6 +140,14 @@ def test_inequality_algorithms_follow_cardinality():
     # ~n^2/4 pairs expected (from the tid sample): dominance blocks first, not IEJoin
     assert [s.algorithm for s in plan.stages] == ["cdq", "hsm"]
     assert "pairs expected" in plan.stages[0].note
+    # under a --limit far below them, plans that stream: neither IEJoin nor blocks first
+    opened = open_session(t, dcs=["not(t.hi < t'.hi and t.hi2 > t'.hi2)"])
+    opened.session.limit = 100
+    algs = [s.algorithm for s in opened.session.plan(0, "pairs").stages]
+    assert "cdq" not in algs and "iejoin" not in algs, algs
+    opened = open_session(t, dcs=["not(t.hio < t'.hio and t.hic > t'.hic)"])
+    opened.session.limit = 10**9  # a limit above the expected pairs changes nothing
+    assert [s.algorithm for s in opened.session.plan(0, "pairs").stages] == ["iejoin"]
 
 
 def test_joint_cardinality_with_equalities_decides():

@@ -36,6 +36,8 @@ class Session:
         self._plans: dict[tuple[int, str], Plan] = {}
         #: plans carry every estimate (``facet explain``), not only those they need
         self.estimates = False
+        #: pairs wanted per DC (``--limit``): pair plans that stream
+        self.limit: int | None = None
 
     def initial(self, i: int) -> Groups:
         """DC ``i``'s initial pairs (row filters applied)."""
@@ -63,6 +65,7 @@ class Session:
             sample = None
             if stats is not None and output == "pairs" and classes.count(INEQUALITY) >= 2:
                 sample = self._sample_pairs(nd, g)
+            limit = self.limit if output == "pairs" else None
             plan = make_plan(
                 nd,
                 stats,
@@ -73,6 +76,7 @@ class Session:
                 reflexive,
                 sample,
                 estimates=self.estimates,
+                limit=limit,
             )
             self._plans[key] = plan
         return plan
@@ -84,8 +88,12 @@ class Session:
         if sample.size == 0:
             return 0.0
         d = g.desc[0]
-        left = np.intersect1d(g.buf[d[0] : d[1]], sample)
-        right = np.intersect1d(g.buf[d[4] : d[5]], sample)
+        in_sample = np.zeros(self.enc.n, np.bool_)
+        in_sample[sample] = True  # (np.intersect1d sorts or hashes both sides: 100x slower)
+        side_l = g.buf[d[0] : d[1]]
+        side_r = g.buf[d[4] : d[5]]
+        left = np.sort(side_l[in_sample[side_l]])
+        right = np.sort(side_r[in_sample[side_r]])
         preds = tuple(p for p in dict.fromkeys(nd.preds) if p.cls != NONEQUALITY)
         mini = make_plan(
             NormalDC(nd.dc, 2, (), preds), None, Config(order="written", threads=1), "count"
