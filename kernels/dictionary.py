@@ -60,6 +60,16 @@ def _matches(offsets, data, i, arena, key_off, c):
     return True
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _probe(slots, hashes, base, h, mask):
+    """The slot of hash ``h`` in an open-addressing table whose slots hold codes
+    (``hashes[base + code]`` their hashes): its code's slot, or the empty one."""
+    j = h & mask
+    while slots[j] != -1 and hashes[base + slots[j]] != h:
+        j = (j + np.uint64(1)) & mask
+    return j
+
+
 @njit(cache=True, nogil=True)
 def _few_values(offsets, data, valid, limit, lo=0, hi=-1, codes=None):
     """One table for rows ``lo:hi`` (all by default) of a column with at most
@@ -83,22 +93,15 @@ def _few_values(offsets, data, valid, limit, lo=0, hi=-1, codes=None):
             codes[i] = -1
             continue
         h = _hash_row(offsets, data, i)
-        j = h & mask
-        while True:
-            code = slots[j]
-            if code == -1:
-                if nxt == limit:
-                    return codes, first[:0], code_hash[:0], False
-                slots[j] = nxt
-                first[nxt] = i
-                code_hash[nxt] = h
-                codes[i] = nxt
-                nxt += 1
-                break
-            if code_hash[code] == h:
-                codes[i] = code
-                break
-            j = (j + np.uint64(1)) & mask
+        j = _probe(slots, code_hash, 0, h, mask)
+        if slots[j] == -1:
+            if nxt == limit:
+                return codes, first[:0], code_hash[:0], False
+            slots[j] = nxt
+            first[nxt] = i
+            code_hash[nxt] = h
+            nxt += 1
+        codes[i] = slots[j]
     return codes, first[:nxt], code_hash[:nxt], True
 
 
@@ -247,22 +250,18 @@ def _dedupe_parts(
             slots[:c] = -1
             for r in range(s0, s1):
                 h = part_hash[r]
-                j = h & mask
-                while True:
-                    code = slots[j]
-                    if code == -1:
-                        slots[j] = nxt
-                        first_tmp[s0 + nxt] = rows[r]
-                        hash_tmp[s0 + nxt] = h
-                        part_code[r] = nxt
-                        nxt += 1
-                        break
-                    if hash_tmp[s0 + code] == h:
-                        part_code[r] = code
-                        if exact:
-                            exact = _same(offsets, data, rows[r], first_tmp[s0 + code])
-                        break
-                    j = (j + np.uint64(1)) & mask
+                j = _probe(slots, hash_tmp, s0, h, mask)
+                code = slots[j]
+                if code == -1:
+                    slots[j] = nxt
+                    first_tmp[s0 + nxt] = rows[r]
+                    hash_tmp[s0 + nxt] = h
+                    part_code[r] = nxt
+                    nxt += 1
+                else:
+                    part_code[r] = code
+                    if exact:  # a repeat: the same bytes, or a hash collision
+                        exact = _same(offsets, data, rows[r], first_tmp[s0 + code])
         ndist[p] = nxt
     return exact
 
@@ -299,22 +298,15 @@ def _merge_few(firsts, hashes, limit):
     nxt = 0
     for k in range(firsts.shape[0]):
         h = hashes[k]
-        j = h & mask
-        while True:
-            code = slots[j]
-            if code == -1:
-                if nxt == limit:
-                    return first[:0], code_hash[:0], local_map, False
-                slots[j] = nxt
-                first[nxt] = firsts[k]
-                code_hash[nxt] = h
-                local_map[k] = nxt
-                nxt += 1
-                break
-            if code_hash[code] == h:
-                local_map[k] = code
-                break
-            j = (j + np.uint64(1)) & mask
+        j = _probe(slots, code_hash, 0, h, mask)
+        if slots[j] == -1:
+            if nxt == limit:
+                return first[:0], code_hash[:0], local_map, False
+            slots[j] = nxt
+            first[nxt] = firsts[k]
+            code_hash[nxt] = h
+            nxt += 1
+        local_map[k] = slots[j]
     return first[:nxt], code_hash[:nxt], local_map, True
 
 
