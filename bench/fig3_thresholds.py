@@ -48,12 +48,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
 from facet.api import open_session  # noqa: E402
+from facet.engine.groups import Groups  # noqa: E402
 from facet.engine.local import LocalEngine  # noqa: E402
-from facet.groups import Groups  # noqa: E402
+from facet.engine.statistics import TableStatistics  # noqa: E402
 from facet.planner.algorithms import choose_inequalities  # noqa: E402
 from facet.planner.config import DEFAULT, Config  # noqa: E402
 from facet.planner.plan import Stage  # noqa: E402
-from facet.planner.stats import Statistics  # noqa: E402
 
 BENCH = "fig3_thresholds"
 #: part (b) chains: (stage 1 on a, stage 2 on b); cdq+hsm is what the planner picks when
@@ -133,7 +133,7 @@ def part_a(args, info: dict, run_id: str) -> list[dict]:
         nd = s.normal[0]
         p_ineq = next(p for p in nd.preds if p.op == ">")
         p_eq = next(p for p in nd.preds if p.op == "=")
-        distinct = int(s.enc.domain["a"])
+        distinct = int(s.engine.enc.domain["a"])
         algs = [("hsm", None)]
         for b in args.bins:
             nb = max(2, round(math.sqrt(distinct))) if b == "sqrt" else int(b)
@@ -141,7 +141,7 @@ def part_a(args, info: dict, run_id: str) -> list[dict]:
         cells = {}
         for alg, bins in algs:
             cfg = Config(threads=args.threads, bhsm_bins=bins[1] if bins else DEFAULT.bhsm_bins)
-            eng = LocalEngine(s.enc, cfg)
+            eng = LocalEngine(s.engine.enc, cfg)
             init = eng.initial_groups(nd)
             cells[(alg, bins)] = (eng, init, Stage((p_ineq,), alg), Stage((p_eq,), "equality"))
             eng.refine(init, Stage((p_ineq,), alg))  # warm
@@ -158,7 +158,7 @@ def part_a(args, info: dict, run_id: str) -> list[dict]:
                 outs[key] = (sizes(out), f)
                 del out
         # what the planner picks for this inequality as a DC's first stage
-        est = Statistics(s.enc, exact=False).cardinality("a")
+        est = TableStatistics(s.engine.ctx, exact=False).cardinality(("a",))
         planned = [c.algorithm for c in choose_inequalities([p_ineq], [est], n, DEFAULT)]
         for key in cells:
             alg, bins = key
@@ -230,9 +230,9 @@ def part_b(args, info: dict, run_id: str) -> list[dict]:
         p1 = next(p for p in nd.preds if p.a == "a")
         p2 = next(p for p in nd.preds if p.a == "b")
         cfg = Config(threads=args.threads)
-        eng = LocalEngine(s.enc, cfg)
+        eng = LocalEngine(s.engine.enc, cfg)
         init = eng.initial_groups(nd)
-        truth = eng.count(s.plan(0, "count"), init).violations
+        truth = eng.count(s.plan(0, "count"), init)[0]
         plan = s.plan(0, "pairs")
         planned = [st.algorithm for st in plan.stages]
         ie = Stage((p1, p2), "iejoin")
@@ -277,8 +277,8 @@ def part_b(args, info: dict, run_id: str) -> list[dict]:
                 "rows": n,
                 "exp": k,
                 "cardinality": d,
-                "distinct_a": int(s.enc.domain["a"]),
-                "distinct_b": int(s.enc.domain["b"]),
+                "distinct_a": int(s.engine.enc.domain["a"]),
+                "distinct_b": int(s.engine.enc.domain["b"]),
                 "violations": int(truth),
                 "algorithm": name,
                 "threads": args.threads,

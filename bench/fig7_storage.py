@@ -3,7 +3,7 @@
     python bench/fig7_storage.py [--rows 1000000] [--repeats 3] [--thresholds 10:20]
         [--cases ineq,neq,eq,huge2x3,huge4x10] [--threads 1] [--seed 0] [--quick]
 
-What is timed: the pairs path's refinement work, ``list(engine.iter_blocks(plan, initial))``
+What is timed: the pairs path's refinement work, ``list(engine.blocks(plan, initial))``
 -- every stage of the DC's plan refined depth first over bounded batches, groups with at
 most ``nested_pairs`` candidates finished pair by pair, nothing written -- in-process,
 ``time.perf_counter``, numba warmed, one thread by default (``--threads``). Configurations:
@@ -33,6 +33,7 @@ Results: ``bench/results/fig7_storage.jsonl`` (one record per case and configura
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -49,6 +50,7 @@ import common  # noqa: E402
 from facet.api import open_session  # noqa: E402
 from facet.engine.local import LocalEngine  # noqa: E402
 from facet.planner.config import DEFAULT, Config  # noqa: E402
+from facet.planner.plan import Plan, storage_for  # noqa: E402
 
 BENCH = "fig7_storage"
 RESULTS = common.REPO / "bench" / "results"
@@ -98,6 +100,15 @@ def zipf_codes(rng, n: int, values: int) -> np.ndarray:
     cdf = np.cumsum(w)
     cdf /= cdf[-1]
     return np.minimum(np.searchsorted(cdf, rng.random(n), side="right"), values - 1)
+
+
+def with_storage(plan: Plan, cfg: Config) -> Plan:
+    """The plan with each stage's storage as ``cfg`` would plan it."""
+    stages = [
+        dataclasses.replace(st, storage=storage_for(st.algorithm, cfg, len(st.preds)))
+        for st in plan.stages
+    ]
+    return dataclasses.replace(plan, stages=stages)
 
 
 def make_case(name: str, rng, n: int) -> tuple[pa.Table, str, str]:
@@ -177,11 +188,12 @@ def main(argv: list[str] | None = None) -> int:
                 bitmap_min_tids=th if th is not None else DEFAULT.bitmap_min_tids,
                 threads=args.threads,
             )
-            eng = LocalEngine(s.enc, cfg)
-            blocks = list(eng.iter_blocks(plan, init))  # warm + check
-            pairs, groups, tids = exact_pairs(blocks, s.enc.n)
+            eng = LocalEngine(s.engine.enc, cfg)
+            plan_cfg = with_storage(plan, cfg)
+            blocks = list(eng.blocks(plan_cfg, init))  # warm + check
+            pairs, groups, tids = exact_pairs(blocks, s.rows)
             del blocks
-            cells.append({"label": label, "engine": eng, "samples": [], "pairs": pairs,
+            cells.append({"label": label, "engine": eng, "plan": plan_cfg, "samples": [], "pairs": pairs,
                           "groups": groups, "tids": tids, "storage": storage, "threshold": th})  # fmt: skip
             if pairs != truth:
                 bad += 1
@@ -190,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.repeats):
             for c in cells:
                 t0 = time.perf_counter()
-                out = list(c["engine"].iter_blocks(plan, init))
+                out = list(c["engine"].blocks(c["plan"], init))
                 c["samples"].append(time.perf_counter() - t0)
                 del out
         load1 = os.getloadavg()[0]
@@ -258,7 +270,7 @@ def report(records: list[dict], path: Path) -> None:
         f"{' (dirty)' if info['git_dirty'] else ''}, {info['nproc']} cores "
         f"({info['cpu_model']}), {info['mem_total_gib']} GiB, threads {info['threads']}, "
         f"load average (1 min) {min(loads):.2f}-{max(loads):.2f}.  ",
-        f"Rows {info['rows']:,}; seconds of `list(engine.iter_blocks(plan, initial))`, median of "
+        f"Rows {info['rows']:,}; seconds of `list(engine.blocks(plan, initial))`, median of "
         f"{info['repeats']} interleaved repeats (numba warmed).",
         "",
         "Cases:",

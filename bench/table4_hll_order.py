@@ -14,8 +14,8 @@ planner sees it); encoding is not timed.
 Truth: the exact distinct count of each column (``np.unique`` of its values). Methods, each
 giving a cardinality estimate per column, then the ascending order of the columns by it:
 
-* ``hll``: ``planner/stats.py`` -- ``Statistics(enc).cardinality(col)`` for every column on a
-  fresh ``Statistics`` (what the planner pays).
+* ``hll``: ``facet/engine/statistics.py`` -- ``TableStatistics(...).cardinality((col,))`` for
+  every column on a fresh ``TableStatistics`` with ``exact=False`` (what the planner pays).
 * ``sample r``: one uniform row sample (without replacement) of ``r * rows`` rows per table,
   shared by its columns; per column the sample's distinct count ``d`` and singletons ``f1``
   scaled with GEE, ``sqrt(N/n) * f1 + (d - f1)`` (Charikar et al. 2000, as VioFinder/Hydra-style
@@ -48,8 +48,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
 from facet.api import open_session  # noqa: E402
+from facet.engine.context import Context  # noqa: E402
+from facet.engine.statistics import TableStatistics  # noqa: E402
 from facet.planner.config import DEFAULT  # noqa: E402
-from facet.planner.stats import Statistics  # noqa: E402
 
 BENCH = "table4_hll_order"
 RESULTS = common.REPO / "bench" / "results"
@@ -103,8 +104,8 @@ def run_table(enc, names: list[str], rates: list[float], repeats: int, seed: int
     times: dict[str, list[float]] = {}
 
     def hll() -> list[float]:
-        st = Statistics(enc, p=DEFAULT.hll_p, exact=False)
-        return [st.cardinality(c) for c in names]
+        st = TableStatistics(Context(enc, DEFAULT), exact=False)
+        return [st.cardinality((c,)) for c in names]
 
     def exact() -> list[float]:
         out = []
@@ -173,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             names = [f"c{i}" for i in range(k)]
             truth = [int(np.unique(table.column(c).to_numpy()).size) for c in names]
             dc = "not(" + " and ".join(f"t.{c} < t'.{c}" for c in names) + ")"
-            enc = open_session(table, dcs=[dc]).session.enc
+            enc = open_session(table, dcs=[dc]).session.engine.enc
             for c, t in zip(names, truth, strict=True):
                 assert enc.domain[c] == t, (c, enc.domain[c], t)
             res = run_table(enc, names, rates, args.repeats, args.seed * 1000 + ti)

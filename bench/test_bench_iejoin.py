@@ -23,6 +23,7 @@ import pytest
 
 from facet.kernels.common import OP_GT, OP_LT
 from facet.kernels.iejoin import refine_iejoin
+from facet.planner.config import DEFAULT
 
 N = 100_000
 
@@ -62,7 +63,7 @@ def _case(name: str):
         desc[:, 4:] = desc[:, :4]
     else:
         desc = np.array([[0, N, 0, 0, 0, N, 0, 0]], np.int64)
-    return buf, desc, codes, 0, 0, OP_GT, 1, 1, OP_LT, da, db
+    return buf, desc, codes, 0, 0, OP_GT, 1, 1, OP_LT, da, db, DEFAULT.kernel_tuning()
 
 
 def _pairs(odesc: np.ndarray) -> int:

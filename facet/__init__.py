@@ -3,17 +3,39 @@
 >>> import facet
 >>> res = facet.detect("data/tax/tax_dirty_0010k.csv", dcs=["zip -> city"])
 >>> res.dcs[0].violations
+40552
+
+Names are imported when first used, so ``import facet`` (and the command
+line's start) stays cheap.
 """
 
-from facet.api import detect, explain, load_dcs
-from facet.errors import DCSyntaxError, FacetError, FacetInputError
-from facet.language import DC, parse_dc, parse_rules, read_rules
-from facet.result import DCResult, Result
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+#: public name -> the module that defines it
+_EXPORTS = {
+    "detect": "facet.api",
+    "explain": "facet.api",
+    "load_dcs": "facet.api",
+    "DCSyntaxError": "facet.errors",
+    "FacetError": "facet.errors",
+    "FacetInputError": "facet.errors",
+    "DC": "facet.language",
+    "parse_dc": "facet.language",
+    "parse_rules": "facet.language",
+    "read_rules": "facet.language",
+    "DCResult": "facet.result",
+    "Result": "facet.result",
+    "Config": "facet.planner.config",
+}
+
 __all__ = [
     "DC",
+    "Config",
     "DCResult",
     "DCSyntaxError",
     "FacetError",
@@ -26,3 +48,23 @@ __all__ = [
     "parse_rules",
     "read_rules",
 ]
+
+if TYPE_CHECKING:
+    from facet.api import detect, explain, load_dcs
+    from facet.errors import DCSyntaxError, FacetError, FacetInputError
+    from facet.language import DC, parse_dc, parse_rules, read_rules
+    from facet.planner.config import Config
+    from facet.result import DCResult, Result
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'facet' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -1,7 +1,8 @@
-"""The Python API: ``facet.detect(data, rules, ...)`` (DESIGN §5).
+"""The Python API: ``facet.detect(data, rules, ...)`` and ``facet.explain``
+(docs/semantics.md §7).
 
 Data flows one way: source -> Arrow -> :class:`EncodedTable` -> plan ->
-engine -> sinks -> :class:`Result` (DESIGN §3).
+engine -> sinks -> :class:`Result` (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pyarrow as pa
 
 from facet.column_types import analyze, parse_schema
 from facet.encoding import EncodedTable, encode
+from facet.engine import ENGINES, create_engine
 from facet.engine.multi import MODES, count_all, shared_groups
 from facet.engine.session import Session
 from facet.engine.warmup import warmup
@@ -25,8 +27,9 @@ from facet.language.ast import DC
 from facet.language.parser import parse_dc, parse_rules, read_rules
 from facet.loading import load
 from facet.planner.config import DEFAULT, Config
-from facet.planner.explain import explain_dc
-from facet.result import BLOCK_SCHEMA, PAIR_SCHEMA, DCResult, Result
+from facet.planner.explain import plan_record, with_actuals
+from facet.result import DCResult, Result
+from facet.sinks.arrow import BLOCK_SCHEMA, PAIR_SCHEMA
 from facet.sinks.files import TableWriter, out_format
 
 OUTPUTS = ("count", "pairs", "blocks")
@@ -81,8 +84,13 @@ def open_session(
     schema: str | dict[str, str] | None = None,
     on_warning: Callable[[str], None] | None = None,
     config: Config | None = None,
+    engine: str = "local",
 ) -> Opened:
-    """Parse the DCs, load the columns they use, type and encode them."""
+    """Parse the DCs, load the columns they use, type and encode them, and
+    open a session on the engine."""
+    if engine not in ENGINES:
+        raise FacetInputError(f"unknown engine '{engine}'; use one of {', '.join(ENGINES)}")
+    config = config or DEFAULT
     dc_list = load_dcs(rules, dcs)
     schema_map = parse_schema(schema)
     use = analyze(dc_list)
@@ -91,12 +99,12 @@ def open_session(
     load_seconds = time.perf_counter() - t0
     warm = warmup()
     t1 = time.perf_counter()
-    enc = encode(source, use, schema_map)
+    enc = encode(source, use, schema_map, config)
     warnings = list(enc.warnings) + _reinterpretation_warnings(dc_list, enc)
     for w in warnings:
         if on_warning is not None:
             on_warning(w)
-    session = Session(enc, dc_list, config or DEFAULT)
+    session = Session(create_engine(engine, enc, config), dc_list)
     return Opened(session, source.name, load_seconds, warm, time.perf_counter() - t1, warnings)
 
 
@@ -110,20 +118,42 @@ def explain(
     schema: str | dict[str, str] | None = None,
     on_warning: Callable[[str], None] | None = None,
     config: Config | None = None,
+    engine: str = "local",
 ) -> dict[str, Any]:
-    """The plan of every DC (``facet explain``): stages, algorithms, estimates;
-    with ``analyze=True`` it runs them and adds actual sizes and seconds."""
+    """The plan of every DC (``facet explain``): stages, algorithms, storage,
+    estimates; with ``analyze=True`` it runs them and adds what actually ran
+    (sizes, seconds, storage)."""
     if output not in OUTPUTS:
         raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
-    opened = open_session(data, rules, dcs=dcs, schema=schema, on_warning=on_warning, config=config)
+    opened = open_session(
+        data, rules, dcs=dcs, schema=schema, on_warning=on_warning, config=config, engine=engine
+    )
     session = opened.session
     session.estimates = True
+    records = []
+    for i, dc in enumerate(session.dcs):
+        t = time.perf_counter()
+        plan = session.plan(i, output)
+        rec = plan_record(
+            dc.id if dc.id is not None else i,
+            dc.name,
+            dc.body(),
+            session.normal[i],
+            plan,
+            output,
+            session.config.nested_pairs,
+            time.perf_counter() - t,
+        )
+        if analyze:
+            rec = with_actuals(rec, session.analyze(i, output))
+        records.append(rec)
     return {
-        "rows": session.enc.n,
+        "rows": session.rows,
+        "engine": engine,
         "source": opened.source,
         "output": output,
         "analyze": analyze,
-        "dcs": [explain_dc(session, i, output, analyze) for i in range(len(session.dcs))],
+        "dcs": records,
         "warnings": opened.warnings,
     }
 
@@ -140,6 +170,7 @@ def detect(
     on_warning: Callable[[str], None] | None = None,
     config: Config | None = None,
     mode: str = "sequential",
+    engine: str = "local",
 ) -> Result:
     """Find every violation of the DCs in ``data``.
 
@@ -152,6 +183,7 @@ def detect(
     ``config``: planning/execution thresholds (:class:`facet.planner.config.Config`).
     ``mode``: how many DCs run -- ``sequential``, ``parallel``, ``cost-trie`` or
     ``freq-trie`` (shared refinement prefixes); every mode gives the same answers.
+    ``engine``: ``"local"`` (this machine, all cores).
     """
     if output not in OUTPUTS:
         raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
@@ -162,7 +194,9 @@ def detect(
         out_format(out_path, allow_json=output == "count")
     if mode not in MODES:
         raise FacetInputError(f"unknown mode '{mode}'; use one of {', '.join(MODES)}")
-    opened = open_session(data, rules, dcs=dcs, schema=schema, on_warning=on_warning, config=config)
+    opened = open_session(
+        data, rules, dcs=dcs, schema=schema, on_warning=on_warning, config=config, engine=engine
+    )
     session, dc_list = opened.session, opened.session.dcs
     shared = opened.encode_seconds / len(dc_list)
     counts = count_all(session, mode)
@@ -179,7 +213,7 @@ def detect(
         for i, (dc, (v, r, seconds)) in enumerate(zip(dc_list, counts, strict=True))
     ]
     result = Result(
-        rows=session.enc.n,
+        rows=session.rows,
         dcs=results,
         source=opened.source,
         load_seconds=opened.load_seconds,
@@ -188,6 +222,7 @@ def detect(
         out=out_path,
         warnings=opened.warnings,
         mode=mode,
+        engine=engine,
         _session=session,
     )
     if output == "count":

@@ -15,6 +15,7 @@ import threading
 import traceback
 from typing import Any
 
+from facet.engine import ENGINES
 from facet.errors import (
     EXIT_BAD_INPUT,
     EXIT_CLEAN,
@@ -95,7 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="override CSV typing, e.g. 'zip:text,salary:int' "
         "(types: int, float, number, text, timestamp)",
     )
-    d.add_argument("--engine", choices=("local", "spark"), default="local", help="engine")
+    d.add_argument(
+        "--engine", choices=tuple(ENGINES), default="local", help="engine that runs the plans"
+    )
     d.add_argument(
         "--mode",
         choices=("sequential", "parallel", "cost-trie", "freq-trie"),
@@ -124,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the sink to plan for (counting refines only the equalities)",
     )
     e.add_argument("--analyze", action="store_true", help="run the plan and report actuals")
+    e.add_argument(
+        "--engine", choices=tuple(ENGINES), default="local", help="engine that runs the plans"
+    )
     e.add_argument("--schema", metavar="COL:TYPE,...")
     e.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return p
@@ -190,6 +196,7 @@ def run_explain(args: argparse.Namespace) -> int:
         analyze=args.analyze,
         schema=args.schema,
         on_warning=_warn,
+        engine=args.engine,
     )
     if args.format == "json":
         sys.stdout.write(json.dumps(doc) + "\n")
@@ -201,10 +208,6 @@ def run_explain(args: argparse.Namespace) -> int:
 def run_detect(args: argparse.Namespace) -> int:
     from facet.api import detect
 
-    if args.engine == "spark":
-        raise FacetInputError(
-            "--engine spark is not available in this version of facet; use --engine local"
-        )
     rules = _rules(args)
 
     result = detect(
@@ -217,6 +220,7 @@ def run_detect(args: argparse.Namespace) -> int:
         schema=args.schema,
         on_warning=_warn,
         mode=args.mode,
+        engine=args.engine,
     )
     if args.format == "json":
         sys.stdout.write(json.dumps(_json_doc(result)) + "\n")
@@ -237,6 +241,19 @@ class Terminated(KeyboardInterrupt):
 
 def _on_sigterm(signum, frame) -> None:
     raise Terminated()
+
+
+def _interruption(err: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C / SIGTERM behind ``err``: a signal handler that raises while a
+    numba kernel returns surfaces as a ``SystemError`` whose context is it."""
+    seen = 0
+    e: BaseException | None = err
+    while e is not None and seen < 10:
+        if isinstance(e, KeyboardInterrupt):
+            return e
+        e = e.__cause__ or e.__context__
+        seen += 1
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -278,6 +295,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: error: out of memory; try fewer DCs at once or --limit", file=sys.stderr)
         return EXIT_INTERNAL
     except Exception as err:  # noqa: BLE001 - the CLI's last line of defence
+        signal_exc = _interruption(err)
+        if signal_exc is not None:  # a signal that arrived inside a compiled kernel's call
+            terminated = isinstance(signal_exc, Terminated)
+            print(f"{PROG}: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+            return 143 if terminated else 130
         if debug:
             traceback.print_exc()
         msg = str(err).splitlines()[0] if str(err) else ""

@@ -9,7 +9,6 @@ NULL is -1.  Kernels then only compare int32 codes.
 from __future__ import annotations
 
 import difflib
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -32,6 +31,7 @@ from facet.errors import DataError, FacetInputError
 from facet.kernels.dictionary import encode_bytes, encode_bytes_parallel
 from facet.language.ast import Const
 from facet.loading import Source
+from facet.planner.config import DEFAULT, Config
 
 NULL = -1
 
@@ -214,12 +214,15 @@ def _constant_value(
     )
 
 
-def _codes(values: pa.Array, ordered: bool, threads: int = 1) -> tuple[np.ndarray, pa.Array]:
+def _codes(
+    values: pa.Array, ordered: bool, config: Config = DEFAULT
+) -> tuple[np.ndarray, pa.Array]:
     """Dense int32 codes (-1 for NULL) and the value of each code (the dictionary).
 
     Unordered: dictionary codes (hashing, O(n)).  Ordered: dense ranks, by the
-    cheapest exact route -- a histogram over a small integer range, hashing
-    plus sorting only the distinct values when they are few, else a full sort.
+    cheapest exact route -- a histogram over a small integer range
+    (``Config.rank_histogram_span``), hashing plus sorting only the distinct
+    values when they are few (``Config.rank_few_distinct``), else a full sort.
     """
     n = len(values)
     if pa.types.is_timestamp(values.type):
@@ -229,7 +232,7 @@ def _codes(values: pa.Array, ordered: bool, threads: int = 1) -> tuple[np.ndarra
     if n == 0:
         return np.empty(0, np.int32), values
     if not ordered and (pa.types.is_string(values.type) or pa.types.is_binary(values.type)):
-        return _text_codes(values, threads)
+        return _text_codes(values, config)
     valid = None if values.null_count == 0 else ~np.asarray(values.is_null())
     if pa.types.is_integer(values.type):
         v = (
@@ -241,7 +244,7 @@ def _codes(values: pa.Array, ordered: bool, threads: int = 1) -> tuple[np.ndarra
         if vv.size == 0:
             return np.full(n, NULL, np.int32), values.drop_null()
         lo, hi = int(vv.min()), int(vv.max())
-        if hi - lo <= 4 * n + 64:
+        if hi - lo <= config.rank_histogram_span * n + 64:
             present = np.zeros(hi - lo + 1, np.int32)
             present[vv - lo] = 1
             rank = np.cumsum(present, dtype=np.int64) - 1
@@ -253,7 +256,7 @@ def _codes(values: pa.Array, ordered: bool, threads: int = 1) -> tuple[np.ndarra
     uniq = pc.unique(values.drop_null())
     d = len(uniq)
     srt = pc.take(uniq, pc.sort_indices(uniq))
-    if d * 8 <= n:
+    if d * config.rank_few_distinct <= n:
         # few distinct values: sort those only, then look every value up (hashing)
         return _filled(pc.index_in(values, value_set=srt)), srt
     if pa.types.is_floating(values.type) or pa.types.is_integer(values.type):
@@ -285,11 +288,12 @@ class HashedDictionary:
 
 
 def _text_codes(
-    values: pa.Array, threads: int = 1
+    values: pa.Array, config: Config = DEFAULT
 ) -> tuple[np.ndarray, pa.Array | HashedDictionary]:
     """Exact equality codes of a text column: partitioned hashing in numba
-    (kernels/dictionary.py, on ``threads`` threads for a large column), Arrow's
-    dictionary encoding on a hash collision."""
+    (kernels/dictionary.py, on all of ``config``'s threads for a column of at
+    least ``Config.parallel_text_rows``), Arrow's dictionary encoding on a hash
+    collision."""
     values = pa.concat_arrays([values]) if values.offset else values
     bufs = values.buffers()
     width = np.int64 if pa.types.is_large_string(values.type) else np.int32
@@ -297,20 +301,20 @@ def _text_codes(
     offsets = np.frombuffer(bufs[1], width)[: n + 1].astype(np.int64)
     data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
     valid = np.ones(n, np.bool_) if values.null_count == 0 else ~np.asarray(values.is_null())
-    if threads > 1 and n >= _PARALLEL_ROWS:
+    threads = config.workers
+    tune = config.kernel_tuning()
+    if threads > 1 and n >= config.parallel_text_rows:
         codes, _first, code_hash, exact = encode_bytes_parallel(
-            offsets, data, valid, _text_pool(threads), threads
+            offsets, data, valid, _text_pool(threads), threads, tune
         )
     else:
-        codes, _first, code_hash, exact = encode_bytes(offsets, data, valid)
+        codes, _first, code_hash, exact = encode_bytes(offsets, data, valid, tune)
     if exact:
         return codes, HashedDictionary(code_hash)
     enc = pc.dictionary_encode(values)
     return _filled(enc.indices), enc.dictionary
 
 
-#: text columns at least this long encode on several threads
-_PARALLEL_ROWS = 200_000
 _TEXT_POOLS: dict[int, ThreadPoolExecutor] = {}
 
 
@@ -328,8 +332,14 @@ def _filled(idx: pa.Array) -> np.ndarray:
     )
 
 
-def encode(source: Source, use: ColumnUse, schema: dict[str, str] | None = None) -> EncodedTable:
-    """Type and encode every column the DCs use (one code space per component)."""
+def encode(
+    source: Source,
+    use: ColumnUse,
+    schema: dict[str, str] | None = None,
+    config: Config = DEFAULT,
+) -> EncodedTable:
+    """Type and encode every column the DCs use (one code space per component),
+    on ``config``'s threads."""
     schema = schema or {}
     for col in schema:
         if col not in source.all_columns:
@@ -366,7 +376,7 @@ def encode(source: Source, use: ColumnUse, schema: dict[str, str] | None = None)
         if consts:
             parts.append(pa.array([s.cast(typ).as_py() for s in consts], typ))
         allv = pa.concat_arrays([p.cast(typ) for p in parts])
-        c_codes, dictionary = _codes(allv, comp.ordered, os.cpu_count() or 1)
+        c_codes, dictionary = _codes(allv, comp.ordered, config)
         for i, col in enumerate(comp.columns):
             codes[index[col]] = c_codes[i * n : (i + 1) * n]
         base = len(comp.columns) * n
@@ -378,9 +388,9 @@ def encode(source: Source, use: ColumnUse, schema: dict[str, str] | None = None)
         )
 
     comps = use.components
-    if len(comps) > 1 and n >= 100_000:
+    if len(comps) > 1 and n >= config.parallel_encode_rows and config.workers > 1:
         # pyarrow and numpy release the GIL: components encode on all cores
-        with ThreadPoolExecutor(min(len(comps), os.cpu_count() or 1)) as pool:
+        with ThreadPoolExecutor(min(len(comps), config.workers)) as pool:
             done = list(pool.map(one, comps))
     else:
         done = [one(c) for c in comps]

@@ -8,15 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 
-PAIR_SCHEMA = pa.schema([("dc", pa.int64()), ("t1", pa.int64()), ("t2", pa.int64())])
-BLOCK_SCHEMA = pa.schema(
-    [
-        ("dc", pa.int64()),
-        ("block", pa.int64()),
-        ("t1", pa.list_(pa.int64())),
-        ("t2", pa.list_(pa.int64())),
-    ]
-)
+from facet.sinks.arrow import BLOCK_SCHEMA, PAIR_SCHEMA
 
 
 @dataclass

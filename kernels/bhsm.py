@@ -21,8 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from facet.kernels.common import partners
-from facet.kernels.refine import _copy_sorted, _put
+from facet.kernels.refine import _copy_sorted, _put, hsm_walk
 
 
 @njit(cache=True, nogil=True)
@@ -89,75 +88,19 @@ def _emit_bhsm(obuf, info, codes, ra, rb, op, nbins, odesc, write):
                     pb_r0 = c0
                     pb_r1 = c1
             # candidates inside the bin: HSM on its runs
-            pend_s = -1
-            pend_e = -1
-            pend_0 = -1
-            pend_1 = -1
-            while i < e:
-                v = ka[obuf[i]]
-                j = i + 1
-                while j < e and ka[obuf[j]] == v:
-                    j += 1
-                if p < bs_:
-                    p = bs_
-                while p < be_ and kb[obuf[p]] < v:
-                    p += 1
-                if q < p:
-                    q = p
-                while q < be_ and kb[obuf[q]] <= v:
-                    q += 1
-                s0, s1 = partners(op, p, q, bs_, be_)
-                if pend_s >= 0 and pend_0 == s0 and pend_1 == s1:
-                    pend_e = j
-                else:
-                    if (
-                        pend_s >= 0
-                        and pend_1 > pend_0
-                        and not (
-                            pend_e - pend_s == 1
-                            and pend_1 - pend_0 == 1
-                            and obuf[pend_s] == obuf[pend_0]
-                        )
-                    ):
-                        k = _put(
-                            odesc,
-                            k,
-                            write,
-                            pend_s,
-                            pend_e,
-                            pend_s,
-                            pend_s,
-                            pend_0,
-                            pend_1,
-                            pend_0,
-                            pend_0,
-                        )
-                    pend_s = i
-                    pend_e = j
-                    pend_0 = s0
-                    pend_1 = s1
-                i = j
-            if (
-                pend_s >= 0
-                and pend_1 > pend_0
-                and not (
-                    pend_e - pend_s == 1 and pend_1 - pend_0 == 1 and obuf[pend_s] == obuf[pend_0]
-                )
-            ):
-                k = _put(
-                    odesc, k, write, pend_s, pend_e, pend_s, pend_s, pend_0, pend_1, pend_0, pend_0
-                )
+            k, p, q = hsm_walk(obuf, ka, kb, op, i, e, bs_, be_, p, q, odesc, k, write)
+            i = e
         if pb_ls >= 0:
             k = _put(odesc, k, write, pb_ls, pb_le, pb_ls, pb_ls, pb_r0, pb_r1, pb_r0, pb_r0)
     return k
 
 
 @njit(cache=True, nogil=True)
-def refine_bhsm(buf, desc, codes, ra, rb, dom, op, nbins):
+def refine_bhsm(buf, desc, codes, ra, rb, dom, op, nbins, tune):
     """Refine the groups by ``t.<row ra> op t'.<row rb>`` with BHSM (``nbins`` bins;
     ``nbins <= 0``: the square root of each group's code span, which balances the
     bin-level right sides against the in-bin ones)."""
-    obuf, info = _copy_sorted(buf, desc, codes, ra, rb, dom)
+    obuf, info = _copy_sorted(buf, desc, codes, ra, rb, dom, tune)
     dummy = np.empty((0, 8), np.int64)
     n_out = _emit_bhsm(obuf, info, codes, ra, rb, op, nbins, dummy, False)
     odesc = np.empty((n_out, 8), np.int64)

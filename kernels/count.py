@@ -33,6 +33,7 @@ from facet.kernels.common import (
     stable_order,
     upper_bound,
 )
+from facet.kernels.tuning import HISTOGRAM_SPAN, KEYED_DIRECT_CODES, NESTED_COST
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -49,10 +50,11 @@ def _flip(op):
 
 
 @njit(cache=True, nogil=True)
-def _count_one(qk, pk, op, dom, out):
-    """``out[i] = #{j : qk[i] op pk[j]}`` for an order operator ``op``."""
+def _count_one(qk, pk, op, dom, out, span):
+    """``out[i] = #{j : qk[i] op pk[j]}`` for an order operator ``op``: prefix
+    sums of a histogram while ``dom <= span x tids + 64``, else binary search."""
     m = pk.shape[0]
-    if dom <= 4 * (m + qk.shape[0]) + 64:
+    if dom <= span * (m + qk.shape[0]) + 64:
         # le[v] = #{p <= v - 1}: a histogram's prefix sums
         le = np.zeros(dom + 1, np.int64)
         for j in range(m):
@@ -84,17 +86,18 @@ def _count_one(qk, pk, op, dom, out):
 
 
 @njit(cache=True, nogil=True)
-def _sweep(q1, q2, p1, p2, oq, opn, op1, op2, dom2, out):
+def _sweep(q1, q2, p1, p2, oq, opn, op1, op2, dom2, out, span):
     """``out[i] = #{j : q1[i] op1 p1[j] and q2[i] op2 p2[j]}`` (dominance counting).
 
     ``oq`` / ``opn`` order ``q1`` / ``p1`` ascending (ties in any order: a query
     sees every point whose key passes the test against its own key, so ties
     need no order).  Sweep on the first key, Fenwick tree over the second --
-    over the codes directly when their domain is small, else compressed ranks.
+    over the codes directly when their domain is small (``dom2 <= span x tids +
+    64``), else compressed ranks.
     """
     mq = q1.shape[0]
     mp = p1.shape[0]
-    direct = dom2 <= 4 * (mq + mp) + 64
+    direct = dom2 <= span * (mq + mp) + 64
     if direct:
         nu = dom2
         slot = p2 + 1
@@ -144,19 +147,36 @@ def _sweep(q1, q2, p1, p2, oq, opn, op1, op2, dom2, out):
 
 
 @njit(cache=True, nogil=True)
-def _count_two(q1, q2, p1, p2, op1, op2, dom1, dom2, out_q, out_p):
+def _count_two(q1, q2, p1, p2, op1, op2, dom1, dom2, out_q, out_p, tune):
     """Dominance counts of both sides: ``out_q`` per query row (``q op p``) and
     ``out_p`` per point row (the same pairs seen from the other side); the two
     sweeps share one sort of each side."""
-    oq = stable_order(q1, dom1)
-    opn = stable_order(p1, dom1)
-    _sweep(q1, q2, p1, p2, oq, opn, op1, op2, dom2, out_q)
-    _sweep(p1, p2, q1, q2, opn, oq, _flip(op1), _flip(op2), dom2, out_p)
+    oq = stable_order(q1, dom1, tune)
+    opn = stable_order(p1, dom1, tune)
+    span = tune[HISTOGRAM_SPAN]
+    _sweep(q1, q2, p1, p2, oq, opn, op1, op2, dom2, out_q, span)
+    _sweep(p1, p2, q1, q2, opn, oq, _flip(op1), _flip(op2), dom2, out_p, span)
 
 
 @njit(cache=True, nogil=True)
 def count_groups(
-    buf, desc, codes, doms, pa, pb, po, nl, nr, sign, deg_l, deg_r, stamp, stamp_id, todo, nested
+    buf,
+    desc,
+    codes,
+    doms,
+    pa,
+    pb,
+    po,
+    nl,
+    nr,
+    sign,
+    deg_l,
+    deg_r,
+    stamp,
+    stamp_id,
+    todo,
+    nested,
+    tune,
 ):
     """Add ``sign`` x the degrees of every group under predicates ``(pa, pb, po)``.
 
@@ -166,7 +186,8 @@ def count_groups(
     Rows with a NULL in any code row of ``nl`` (left) / ``nr`` (right) leave their
     side first.  Groups that are neither small nor answerable in closed form
     (more than two predicates, or any non-order predicate) are flagged in
-    ``todo`` and left untouched.  Returns the last stamp id used.
+    ``todo`` and left untouched.  ``tune``: :meth:`Config.kernel_tuning`.
+    Returns the last stamp id used.
     """
     k = pa.shape[0]
     n_ne = 0
@@ -178,15 +199,16 @@ def count_groups(
             n_ne += 1
     fast = n_ord == k and k <= 2
     # pair by pair beats the closed forms only on small groups: their cost is about
-    # (|L| + |R|) x 16 per term, and non-equalities cost 2^j terms
-    factor = 16
+    # (|L| + |R|) x nested_cost per term, and non-equalities cost 2^j terms
+    cost = tune[NESTED_COST]
+    factor = cost
     if not fast:
         if n_ord == 0 and n_ne == 1 and k == 1:
-            factor = 4  # the non-equality kernel answers it in closed form
+            factor = max(cost >> 2, 1)  # the keyed kernel answers it in closed form
         elif n_ord <= 2 and n_ord + n_ne == k:
-            factor = 16 << min(n_ne, 8)  # inclusion-exclusion: 2^j terms
+            factor = cost << min(n_ne, 8)  # inclusion-exclusion: 2^j terms
         else:
-            factor = 1 << 40
+            factor = 1 << 40  # no closed form: pair by pair wherever nested allows
     max_l = 0
     max_r = 0
     for g in range(desc.shape[0]):
@@ -227,9 +249,9 @@ def count_groups(
                 pbv[b] = codes[pb[0], R[b]]
             cl = np.empty(ml, np.int64)
             d = doms[pb[0]]
-            _count_one(qa, pbv, po[0], d, cl)
+            _count_one(qa, pbv, po[0], d, cl, tune[HISTOGRAM_SPAN])
             cr = np.empty(mr, np.int64)
-            _count_one(pbv, qa, _flip(po[0]), d, cr)
+            _count_one(pbv, qa, _flip(po[0]), d, cr, tune[HISTOGRAM_SPAN])
             for a in range(ml):
                 deg_l[L[a]] += sign * cl[a]
             for b in range(mr):
@@ -250,9 +272,9 @@ def count_groups(
             d1 = doms[pb[0]]
             d2 = doms[pb[1]]
             if d1 >= d2:  # sweep on the larger domain, Fenwick tree over the smaller
-                _count_two(qa1, qa2, pb1, pb2, po[0], po[1], d1, d2, cl, cr)
+                _count_two(qa1, qa2, pb1, pb2, po[0], po[1], d1, d2, cl, cr, tune)
             else:
-                _count_two(qa2, qa1, pb2, pb1, po[1], po[0], d2, d1, cl, cr)
+                _count_two(qa2, qa1, pb2, pb1, po[1], po[0], d2, d1, cl, cr, tune)
             for a in range(ml):
                 deg_l[L[a]] += sign * cl[a]
             for b in range(mr):
@@ -319,16 +341,19 @@ def _lookup(rows, m, k, direct, cnt, seen, key, keys, tcnt, mask, out):
 
 
 @njit(cache=True, nogil=True)
-def count_keyed(buf, desc, codes, ra, rb, dom, ne, sign, deg_l, deg_r, stamp, stamp_id, storage=0):
+def count_keyed(
+    buf, desc, codes, ra, rb, dom, ne, sign, deg_l, deg_r, stamp, stamp_id, tune, storage=0
+):
     """Degrees of every group under one final equality (``ne=False``) or
     non-equality (``ne=True``, the functional-dependency shape)
     ``t.<ra> op t'.<rb>``, in closed form and without sorting: per group, one
     pass counts the codes of each side, then ``deg(t) = c(t)`` for an equality
     and ``|other side| - c(t)`` for a non-equality, where ``c(t)`` counts the
     rows of the other side with ``t``'s code.  Codes are counted in a
-    code-indexed array while it stays in cache (small domain, or a group about
-    as big as the domain), else in an open-addressing table sized to the
-    group (``storage``: 0 chooses, 1 forces the array, 2 the table).  Only
+    code-indexed array while it stays in cache (a domain of at most
+    ``Config.keyed_direct_codes``, or a group about as big as the domain), else
+    in an open-addressing table sized to the group (``storage``: 0 chooses, 1
+    forces the array, 2 the table).  Only
     non-zero degrees are written.  O(|L| + |R|) per group.
     Returns the last stamp id used."""
     max_l = 0
@@ -337,7 +362,7 @@ def count_keyed(buf, desc, codes, ra, rb, dom, ne, sign, deg_l, deg_r, stamp, st
         max_l = max(max_l, side_size(desc, g, 0))
         max_r = max(max_r, side_size(desc, g, 4))
     big = max(max_l, max_r)
-    small_dom = storage == 1 or (storage == 0 and dom <= (1 << 16))
+    small_dom = storage == 1 or (storage == 0 and dom <= tune[KEYED_DIRECT_CODES])
     any_direct = small_dom or (storage == 0 and 2 * big >= dom)
     cnt = np.zeros(max(dom, 1) if any_direct else 1, np.int64)
     seen = np.full(max(dom, 1) if any_direct else 1, -1, np.int64)

@@ -96,9 +96,9 @@ def _emit_decompose(obuf, info, codes, ra, rb, op, odesc, write):
 
 
 @njit(cache=True, nogil=True)
-def refine_decompose(buf, desc, codes, ra, rb, dom, op):
+def refine_decompose(buf, desc, codes, ra, rb, dom, op, tune):
     """Refine the groups by ``t.<row ra> op t'.<row rb>`` into dominance blocks."""
-    obuf, info = _copy_sorted(buf, desc, codes, ra, rb, dom)
+    obuf, info = _copy_sorted(buf, desc, codes, ra, rb, dom, tune)
     dummy = np.empty((0, 8), np.int64)
     n_out = _emit_decompose(obuf, info, codes, ra, rb, op, dummy, False)
     odesc = np.empty((n_out, 8), np.int64)

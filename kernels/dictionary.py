@@ -3,7 +3,7 @@
 Rows are hashed (FNV-1a + splitmix64 -- the value hash of
 :mod:`facet.kernels.hashing`, so statistics reuse it).  A column with few
 distinct values is deduplicated in one pass with one cache-sized table; else
-rows are scattered into 256 partitions by the top hash bits and each partition
+rows are scattered into ``Config.dictionary_partitions`` partitions by the top hash bits and each partition
 is deduplicated with a small table.  Every repeat is checked byte by byte
 against its code's first value (while deduplicating on the partitioned path;
 against a compact arena that stays in cache on the one-table path), so the
@@ -16,18 +16,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from facet.kernels.hashing import mix64
-
-_PARTS = 256
-_FEW = 1 << 15
+from facet.kernels.hashing import hash_row
+from facet.kernels.tuning import DICT_FEW, DICT_PARTITIONS
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _hash_row(offsets, data, i):
-    h = np.uint64(0xCBF29CE484222325)
-    for k in range(offsets[i], offsets[i + 1]):
-        h = (h ^ np.uint64(data[k])) * np.uint64(0x100000001B3)
-    return mix64(h ^ np.uint64(offsets[i + 1] - offsets[i]))
+def _part_shift(parts):
+    """A hash's partition among ``parts`` (a power of two >= 2) is ``h >> shift``:
+    its top bits."""
+    bits = 0
+    while (1 << bits) < parts:
+        bits += 1
+    return np.uint64(64 - bits)
 
 
 @njit(cache=True, nogil=True)
@@ -92,7 +92,7 @@ def _few_values(offsets, data, valid, limit, lo=0, hi=-1, codes=None):
         if not valid[i]:
             codes[i] = -1
             continue
-        h = _hash_row(offsets, data, i)
+        h = hash_row(offsets, data, i)
         j = _probe(slots, code_hash, 0, h, mask)
         if slots[j] == -1:
             if nxt == limit:
@@ -106,37 +106,37 @@ def _few_values(offsets, data, valid, limit, lo=0, hi=-1, codes=None):
 
 
 @njit(cache=True, nogil=True)
-def _partitioned(offsets, data, valid):
-    """Rows scattered into 256 partitions by their hash's top bits, each
+def _partitioned(offsets, data, valid, parts):
+    """Rows scattered into ``parts`` partitions by their hash's top bits, each
     deduplicated with a small table (the kernels of the parallel path below, on
     one range)."""
     n = offsets.shape[0] - 1
     hashes = np.empty(n, np.uint64)
-    count = np.zeros(_PARTS, np.int64)
+    count = np.zeros(parts, np.int64)
     _hash_rows(offsets, data, valid, 0, n, hashes, count)
-    start = np.zeros(_PARTS + 1, np.int64)
-    for p in range(_PARTS):
+    start = np.zeros(parts + 1, np.int64)
+    for p in range(parts):
         start[p + 1] = start[p] + count[p]
-    m = start[_PARTS]
+    m = start[parts]
     rows = np.empty(m, np.int64)
     part_hash = np.empty(m, np.uint64)
-    _scatter_rows(valid, hashes, 0, n, start[:_PARTS].copy(), rows, part_hash)
+    _scatter_rows(valid, hashes, 0, n, start[:parts].copy(), rows, part_hash)
     part_code = np.empty(m, np.int32)
     first_tmp = np.empty(m, np.int64)
     hash_tmp = np.empty(m, np.uint64)
-    ndist = np.zeros(_PARTS, np.int64)
+    ndist = np.zeros(parts, np.int64)
     exact = _dedupe_parts(
-        offsets, data, start, 0, _PARTS, rows, part_hash, part_code, first_tmp, hash_tmp, ndist
+        offsets, data, start, 0, parts, rows, part_hash, part_code, first_tmp, hash_tmp, ndist
     )
-    base = np.zeros(_PARTS + 1, np.int64)
-    for p in range(_PARTS):
+    base = np.zeros(parts + 1, np.int64)
+    for p in range(parts):
         base[p + 1] = base[p] + ndist[p]
-    d = base[_PARTS]
+    d = base[parts]
     codes = np.full(n, -1, np.int32)
     first = np.empty(d, np.int64)
     code_hash = np.empty(d, np.uint64)
     _assign_parts(
-        start, base, 0, _PARTS, rows, part_code, first_tmp, hash_tmp, codes, first, code_hash
+        start, base, 0, parts, rows, part_code, first_tmp, hash_tmp, codes, first, code_hash
     )
     return codes, first, code_hash, exact
 
@@ -168,13 +168,13 @@ def _arena_for(offsets, data, first, n):
 
 
 @njit(cache=True, nogil=True)
-def encode_bytes(offsets, data, valid):
+def encode_bytes(offsets, data, valid, tune):
     """Codes (int32, -1 for NULL) of variable-length values (Arrow string /
     binary buffers: ``offsets`` int64, ``data`` uint8), the row of each code's
     first occurrence, each code's value hash, and whether the codes are exact."""
-    codes, first, code_hash, ok = _few_values(offsets, data, valid, _FEW)
+    codes, first, code_hash, ok = _few_values(offsets, data, valid, tune[DICT_FEW])
     if not ok:  # repeats were checked while deduplicating
-        return _partitioned(offsets, data, valid)
+        return _partitioned(offsets, data, valid, tune[DICT_PARTITIONS])
     n = codes.shape[0]
     arena, key_off = _arena_for(offsets, data, first, n)
     return codes, first, code_hash, _verify(offsets, data, codes, first, 0, n, arena, key_off)
@@ -189,20 +189,22 @@ def encode_bytes(offsets, data, valid):
 @njit(cache=True, nogil=True)
 def _hash_rows(offsets, data, valid, lo, hi, hashes, counts):
     """Hashes of rows ``lo:hi`` and their count per partition."""
+    shift = _part_shift(counts.shape[0])
     for i in range(lo, hi):
         if valid[i]:
-            h = _hash_row(offsets, data, i)
+            h = hash_row(offsets, data, i)
             hashes[i] = h
-            counts[np.int64(h >> np.uint64(56))] += 1
+            counts[np.int64(h >> shift)] += 1
 
 
 @njit(cache=True, nogil=True)
 def _scatter_rows(valid, hashes, lo, hi, cursor, rows, part_hash):
     """Rows ``lo:hi`` into their partitions (``cursor``: this range's start in each)."""
+    shift = _part_shift(cursor.shape[0])
     for i in range(lo, hi):
         if valid[i]:
             h = hashes[i]
-            p = np.int64(h >> np.uint64(56))
+            p = np.int64(h >> shift)
             rows[cursor[p]] = i
             part_hash[cursor[p]] = h
             cursor[p] += 1
@@ -318,7 +320,7 @@ def _remap(codes, lo, hi, local_map, base):
             codes[i] = local_map[base + c]
 
 
-def encode_bytes_parallel(offsets, data, valid, pool, threads: int):
+def encode_bytes_parallel(offsets, data, valid, pool, threads: int, tune: np.ndarray):
     """:func:`encode_bytes` on ``threads`` threads of ``pool``: the same codes.
 
     Few distinct values: a table per row range, merged in range order.  Else
@@ -327,7 +329,8 @@ def encode_bytes_parallel(offsets, data, valid, pool, threads: int):
     then verified by row ranges against the arena."""
     n = offsets.shape[0] - 1
     if threads < 2 or n < 4 * threads:
-        return encode_bytes(offsets, data, valid)
+        return encode_bytes(offsets, data, valid, tune)
+    few = int(tune[DICT_FEW])
     cuts = np.linspace(0, n, threads + 1).astype(np.int64)
     ranges = list(zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True))
 
@@ -335,31 +338,31 @@ def encode_bytes_parallel(offsets, data, valid, pool, threads: int):
         return list(pool.map(fn, items))
 
     codes = np.empty(n, np.int32)
-    local = each(lambda r: _few_values(offsets, data, valid, _FEW, r[0], r[1], codes), ranges)
+    local = each(lambda r: _few_values(offsets, data, valid, few, r[0], r[1], codes), ranges)
     ok = all(x[3] for x in local)
     if ok:
         firsts = np.concatenate([x[1] for x in local])
         hashes = np.concatenate([x[2] for x in local])
-        first, code_hash, local_map, ok = _merge_few(firsts, hashes, _FEW)
+        first, code_hash, local_map, ok = _merge_few(firsts, hashes, few)
     if ok:
         bases = np.r_[0, np.cumsum([x[1].shape[0] for x in local])[:-1]].astype(np.int64)
         each(lambda k: _remap(codes, *ranges[k], local_map, bases[k]), range(len(ranges)))
     else:  # repeats were checked while deduplicating
-        return _partitioned_parallel(offsets, data, valid, ranges, each)
+        return _partitioned_parallel(offsets, data, valid, ranges, each, int(tune[DICT_PARTITIONS]))
     arena, key_off = _arena_for(offsets, data, first, n)
     exact = all(each(lambda r: _verify(offsets, data, codes, first, *r, arena, key_off), ranges))
     return codes, first, code_hash, exact
 
 
-def _partitioned_parallel(offsets, data, valid, ranges, each):
+def _partitioned_parallel(offsets, data, valid, ranges, each, parts):
     n = offsets.shape[0] - 1
     hashes = np.empty(n, np.uint64)
-    counts = np.zeros((len(ranges), _PARTS), np.int64)
+    counts = np.zeros((len(ranges), parts), np.int64)
     each(
         lambda k: _hash_rows(offsets, data, valid, *ranges[k], hashes, counts[k]),
         range(len(ranges)),
     )
-    start = np.zeros(_PARTS + 1, np.int64)
+    start = np.zeros(parts + 1, np.int64)
     np.cumsum(counts.sum(axis=0), out=start[1:])
     cursor = start[:-1] + np.cumsum(counts, axis=0) - counts  # each range's start per partition
     m = int(start[-1])
@@ -370,13 +373,13 @@ def _partitioned_parallel(offsets, data, valid, ranges, each):
         range(len(ranges)),
     )
     # partition ranges of about equal rows
-    pcuts = np.searchsorted(start, np.linspace(0, m, len(ranges) + 1)).clip(0, _PARTS)
-    pcuts[0], pcuts[-1] = 0, _PARTS
+    pcuts = np.searchsorted(start, np.linspace(0, m, len(ranges) + 1)).clip(0, parts)
+    pcuts[0], pcuts[-1] = 0, parts
     pranges = [(int(a), int(b)) for a, b in zip(pcuts[:-1], pcuts[1:], strict=True) if b > a]
     part_code = np.empty(m, np.int32)
     first_tmp = np.empty(m, np.int64)
     hash_tmp = np.empty(m, np.uint64)
-    ndist = np.zeros(_PARTS, np.int64)
+    ndist = np.zeros(parts, np.int64)
     exact = all(
         each(
             lambda r: _dedupe_parts(
@@ -395,7 +398,7 @@ def _partitioned_parallel(offsets, data, valid, ranges, each):
             pranges,
         )
     )
-    base = np.zeros(_PARTS + 1, np.int64)
+    base = np.zeros(parts + 1, np.int64)
     np.cumsum(ndist, out=base[1:])
     d = int(base[-1])
     codes = np.full(n, -1, np.int32)
@@ -410,7 +413,7 @@ def _partitioned_parallel(offsets, data, valid, ranges, each):
     return codes, first, code_hash, exact
 
 
-def warm() -> None:
+def warm(tune: np.ndarray) -> None:
     """Compile (or load from the cache) every kernel above, both paths."""
 
     def each(fn, items):
@@ -422,6 +425,6 @@ def warm() -> None:
     off = np.arange(17, dtype=np.int64)
     data = np.frombuffer(bytearray(b"abcdefghijklmnop"), np.uint8)
     valid = np.ones(16, np.bool_)
-    encode_bytes(off, data, valid)
-    encode_bytes_parallel(off, data, valid, _Serial, 2)
-    _partitioned_parallel(off, data, valid, [(0, 8), (8, 16)], each)
+    encode_bytes(off, data, valid, tune)
+    encode_bytes_parallel(off, data, valid, _Serial, 2, tune)
+    _partitioned_parallel(off, data, valid, [(0, 8), (8, 16)], each, 4)

@@ -22,17 +22,24 @@ def mix64(x):
     return x ^ (x >> np.uint64(31))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def hash_row(offsets, data, i):
+    """The 64-bit hash of variable-length value ``i`` (Arrow string/binary
+    buffers): FNV-1a over its bytes, then :func:`mix64` with its length.  The
+    one value hash of text: statistics and the text dictionary both use it."""
+    h = np.uint64(0xCBF29CE484222325)
+    for j in range(offsets[i], offsets[i + 1]):
+        h = (h ^ np.uint64(data[j])) * np.uint64(0x100000001B3)
+    return mix64(h ^ np.uint64(offsets[i + 1] - offsets[i]))
+
+
 @njit(cache=True, nogil=True)
 def hash_bytes(offsets, data):
-    """64-bit hashes of variable-length values (Arrow string/binary buffers):
-    FNV-1a over the bytes, then :func:`mix64`."""
+    """:func:`hash_row` of every value."""
     n = offsets.shape[0] - 1
     out = np.empty(n, np.uint64)
     for i in range(n):
-        h = np.uint64(0xCBF29CE484222325)
-        for j in range(offsets[i], offsets[i + 1]):
-            h = (h ^ np.uint64(data[j])) * np.uint64(0x100000001B3)
-        out[i] = mix64(h ^ np.uint64(offsets[i + 1] - offsets[i]))
+        out[i] = hash_row(offsets, data, i)
     return out
 
 

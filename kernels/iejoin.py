@@ -61,6 +61,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from facet.kernels.common import gather, is_reflexive, side_size, sort_by_key
+from facet.kernels.tuning import INSERTION_SORT
 
 _ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 _ONE = np.uint64(1)
@@ -85,16 +86,12 @@ def _reverse(a):
         j -= 1
 
 
-#: sides up to this size are sorted in place by insertion sort (no allocation)
-_SMALL = 24
-
-
 @njit(cache=True, nogil=True)
-def _sorted_side(tids, col, dom, flip):
+def _sorted_side(tids, col, dom, flip, tune):
     """``tids`` by normalized key ascending (codes ascending, reversed when ``flip``);
-    small sides are sorted in place."""
+    sides of at most ``Config.insertion_sort`` tids are sorted in place."""
     m = tids.shape[0]
-    if m <= _SMALL:
+    if m <= tune[INSERTION_SORT]:
         for i in range(1, m):
             t = tids[i]
             v = col[t]
@@ -105,18 +102,18 @@ def _sorted_side(tids, col, dom, flip):
             tids[j + 1] = t
         out = tids
     else:
-        out = sort_by_key(tids, col, dom)
+        out = sort_by_key(tids, col, dom, tune)
     if flip:
         _reverse(out)
     return out
 
 
 @njit(cache=True, nogil=True)
-def _desc_positions(sorted_tids, col, dom, flip, out):
+def _desc_positions(sorted_tids, col, dom, flip, out, tune):
     """Positions ``0..m-1`` of ``sorted_tids`` ordered by the normalized key of
     ``col`` descending (a permutation array; small ones are written to ``out``)."""
     m = sorted_tids.shape[0]
-    if m <= _SMALL:
+    if m <= tune[INSERTION_SORT]:
         for i in range(m):
             v = col[sorted_tids[i]]
             j = i - 1
@@ -129,7 +126,7 @@ def _desc_positions(sorted_tids, col, dom, flip, out):
         keys = np.empty(m, np.int32)
         for i in range(m):
             keys[i] = col[sorted_tids[i]]
-        order = sort_by_key(np.arange(m).astype(np.int32), keys, dom)
+        order = sort_by_key(np.arange(m).astype(np.int32), keys, dom, tune)
     if not flip:  # codes ascending -> key descending needs a reversal
         _reverse(order)
     return order
@@ -199,7 +196,7 @@ def _reserve_desc(odesc, k, need):
 
 
 @njit(cache=True, nogil=True)
-def refine_iejoin(buf, desc, codes, ra1, rb1, op1, ra2, rb2, op2, dom1, dom2):
+def refine_iejoin(buf, desc, codes, ra1, rb1, op1, ra2, rb2, op2, dom1, dom2, tune):
     """Refine every group by both ``t.<row ra1> op1 t'.<row rb1>`` and
     ``t.<row ra2> op2 t'.<row rb2>`` (``op`` one of ``OP_LT/LE/GT/GE``; ``dom1`` /
     ``dom2`` bound the codes of each predicate's rows; NULL (-1) is false).
@@ -237,8 +234,9 @@ def refine_iejoin(buf, desc, codes, ra1, rb1, op1, ra2, rb2, op2, dom1, dom2):
         total += sl + sr
     tl = np.empty(max_l, np.int32)
     tr = np.empty(max_r, np.int32)
-    p_ins = np.empty(min(max_r, _SMALL), np.int32)
-    p_sweep = np.empty(min(max_l, _SMALL), np.int32)
+    small = tune[INSERTION_SORT]
+    p_ins = np.empty(min(max_r, small), np.int32)
+    p_sweep = np.empty(min(max_l, small), np.int32)
     o1 = np.empty(max_l, np.int64)
     nw_max = (max_r + 63) >> 6
     bits = np.zeros(nw_max + 1, np.uint64)
@@ -256,18 +254,18 @@ def refine_iejoin(buf, desc, codes, ra1, rb1, op1, ra2, rb2, op2, dom1, dom2):
             continue
         if shared:
             nr = nl
-            r1 = _sorted_side(tl[:nl], x_r, dom1, flip1)
-            ins = _desc_positions(r1, y_r, dom2, flip2, p_ins)
+            r1 = _sorted_side(tl[:nl], x_r, dom1, flip1, tune)
+            ins = _desc_positions(r1, y_r, dom2, flip2, p_ins, tune)
             l1 = r1
             sweep = ins
         else:
             nr = gather(buf, desc, g, 4, codes, nn_r, tr)
             if nr == 0:
                 continue
-            r1 = _sorted_side(tr[:nr], x_r, dom1, flip1)
-            ins = _desc_positions(r1, y_r, dom2, flip2, p_ins)
-            l1 = _sorted_side(tl[:nl], x_l, dom1, flip1)
-            sweep = _desc_positions(l1, y_l, dom2, flip2, p_sweep)
+            r1 = _sorted_side(tr[:nr], x_r, dom1, flip1, tune)
+            ins = _desc_positions(r1, y_r, dom2, flip2, p_ins, tune)
+            l1 = _sorted_side(tl[:nl], x_l, dom1, flip1, tune)
+            sweep = _desc_positions(l1, y_l, dom2, flip2, p_sweep, tune)
         # offset array O1: a merge of L1 and R1 on p1's key
         p = 0
         for i in range(nl):

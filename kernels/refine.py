@@ -36,7 +36,7 @@ KIND_INEQ = 2
 
 
 @njit(cache=True, nogil=True)
-def _copy_sorted(buf, desc, codes, ra, rb, dom):
+def _copy_sorted(buf, desc, codes, ra, rb, dom, tune):
     """Pass 1: sorted non-NULL copies of every side.
 
     Returns the new buffer and ``info`` rows ``(l_start, l_len, r_start, r_len)``;
@@ -78,7 +78,7 @@ def _copy_sorted(buf, desc, codes, ra, rb, dom):
         info[g, 3] = m
         pos += m
     out = out[:pos]
-    if pos > 1 and g_n > 1 and use_counting_sort(pos, dom):
+    if pos > 1 and g_n > 1 and use_counting_sort(pos, dom, tune):
         cnt = np.zeros(dom + 1, np.int64)
         key = np.empty(pos, np.int32)
         for g in range(g_n):
@@ -116,10 +116,10 @@ def _copy_sorted(buf, desc, codes, ra, rb, dom):
         return srt, info
     for g in range(g_n):
         s0 = info[g, 0]
-        out[s0 : s0 + info[g, 1]] = sort_by_key(out[s0 : s0 + info[g, 1]], ka, dom)
+        out[s0 : s0 + info[g, 1]] = sort_by_key(out[s0 : s0 + info[g, 1]], ka, dom, tune)
         if not shared[g]:
             s1 = info[g, 2]
-            out[s1 : s1 + info[g, 3]] = sort_by_key(out[s1 : s1 + info[g, 3]], kb, dom)
+            out[s1 : s1 + info[g, 3]] = sort_by_key(out[s1 : s1 + info[g, 3]], kb, dom, tune)
     return out, info
 
 
@@ -135,6 +135,55 @@ def _put(odesc, k, write, ls, le, lhs, lhe, rs, re, rhs, rhe):
         odesc[k, 6] = rhs
         odesc[k, 7] = rhe
     return k + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put_pending(odesc, k, write, s, e, b0, b1, obuf):
+    """Write the pending HSM group ``(obuf[s:e], obuf[b0:b1])`` unless it is empty
+    or a single tid against itself (no pair with ``t != t'``)."""
+    if s < 0 or b1 <= b0 or (e - s == 1 and b1 - b0 == 1 and obuf[s] == obuf[b0]):
+        return k
+    return _put(odesc, k, write, s, e, s, s, b0, b1, b0, b0)
+
+
+@njit(cache=True, nogil=True)
+def hsm_walk(obuf, ka, kb, op, i, e, lo, hi, p, q, odesc, k, write):
+    """HSM's merge (paper §5.3) of the left runs ``obuf[i:e]`` (sorted by ``ka``)
+    against the right slice ``obuf[lo:hi]`` (sorted by ``kb``): per run of value
+    ``v``, the slice of right tids whose codes satisfy ``v op code`` -- a suffix
+    (``<``, ``<=``) or prefix (``>``, ``>=``) of the slice; consecutive runs with
+    the same slice merge into one group (VioFinder's incremental merge).
+    ``p``/``q`` are the resume positions of the two boundaries (first index with
+    code >= / > ``v``).  Returns ``(k, p, q)``.  BHSM calls it once per bin."""
+    pend_s = -1
+    pend_e = -1
+    pend_0 = -1
+    pend_1 = -1
+    while i < e:
+        v = ka[obuf[i]]
+        j = i + 1
+        while j < e and ka[obuf[j]] == v:
+            j += 1
+        if p < lo:
+            p = lo
+        while p < hi and kb[obuf[p]] < v:
+            p += 1
+        if q < p:
+            q = p
+        while q < hi and kb[obuf[q]] <= v:
+            q += 1
+        s0, s1 = partners(op, p, q, lo, hi)
+        if pend_s >= 0 and pend_0 == s0 and pend_1 == s1:
+            pend_e = j
+        else:
+            k = _put_pending(odesc, k, write, pend_s, pend_e, pend_0, pend_1, obuf)
+            pend_s = i
+            pend_e = j
+            pend_0 = s0
+            pend_1 = s1
+        i = j
+    k = _put_pending(odesc, k, write, pend_s, pend_e, pend_0, pend_1, obuf)
+    return k, p, q
 
 
 @njit(cache=True, nogil=True)
@@ -181,13 +230,12 @@ def _emit(obuf, info, codes, ra, rb, kind, op, odesc, write):
                 i = j
             continue
         # two copies: L sorted by A, R sorted by B; merge by code
+        if kind == 2:
+            k, _, _ = hsm_walk(obuf, ka, kb, op, l0, l1, r0, r1, r0, r0, odesc, k, write)
+            continue
         i = l0
         p = r0  # first R index with code >= current L code
         q = r0  # first R index with code > current L code
-        pend_s = -1  # pending merged L range (inequality)
-        pend_e = -1
-        pend_b0 = -1
-        pend_b1 = -1
         while i < l1:
             v = ka[obuf[i]]
             j = i + 1
@@ -202,52 +250,24 @@ def _emit(obuf, info, codes, ra, rb, kind, op, odesc, write):
             if kind == 0:
                 if q > p and not (j - i == 1 and q - p == 1 and obuf[i] == obuf[p]):
                     k = _put(odesc, k, write, i, j, i, i, p, q, p, p)
-            elif kind == 1:
-                if (r1 - r0) - (q - p) > 0:
-                    if q > p:
-                        k = _put(odesc, k, write, i, j, i, i, r0, r1, p, q)
-                    else:
-                        k = _put(odesc, k, write, i, j, i, i, r0, r1, r0, r0)
-            else:
-                b0, b1 = partners(op, p, q, r0, r1)
-                if pend_s >= 0 and b0 == pend_b0 and b1 == pend_b1:
-                    pend_e = j
+            elif (r1 - r0) - (q - p) > 0:  # non-equality: R minus the run R_v
+                if q > p:
+                    k = _put(odesc, k, write, i, j, i, i, r0, r1, p, q)
                 else:
-                    if pend_s >= 0 and pend_b1 > pend_b0:
-                        k = _put(
-                            odesc,
-                            k,
-                            write,
-                            pend_s,
-                            pend_e,
-                            pend_s,
-                            pend_s,
-                            pend_b0,
-                            pend_b1,
-                            pend_b0,
-                            pend_b0,
-                        )
-                    pend_s = i
-                    pend_e = j
-                    pend_b0 = b0
-                    pend_b1 = b1
+                    k = _put(odesc, k, write, i, j, i, i, r0, r1, r0, r0)
             i = j
-        if kind == 2 and pend_s >= 0 and pend_b1 > pend_b0:
-            k = _put(
-                odesc, k, write, pend_s, pend_e, pend_s, pend_s, pend_b0, pend_b1, pend_b0, pend_b0
-            )
     return k
 
 
 @njit(cache=True, nogil=True)
-def refine(buf, desc, codes, ra, rb, dom, kind, op):
+def refine(buf, desc, codes, ra, rb, dom, kind, op, tune):
     """Refine the groups ``(buf, desc)`` by ``t.<row ra> op t'.<row rb>``.
 
     ``kind`` is 0 (equality), 1 (non-equality) or 2 (inequality, HSM; ``op`` one
-    of the ``OP_*`` order codes); ``dom`` bounds the codes (for counting sort).
-    Returns the new ``(buf, desc)``.
+    of the ``OP_*`` order codes); ``dom`` bounds the codes (for counting sort);
+    ``tune``: :meth:`Config.kernel_tuning`.  Returns the new ``(buf, desc)``.
     """
-    obuf, info = _copy_sorted(buf, desc, codes, ra, rb, dom)
+    obuf, info = _copy_sorted(buf, desc, codes, ra, rb, dom, tune)
     dummy = np.empty((0, 8), np.int64)
     n_out = _emit(obuf, info, codes, ra, rb, kind, op, dummy, False)
     odesc = np.empty((n_out, 8), np.int64)

@@ -1,32 +1,40 @@
-"""Every planning and execution threshold in one place (paper §6; DESIGN §4).
+"""Every tunable number of facet in one place (paper §6; docs/architecture.md "Config").
 
-The defaults follow the paper; ``bench/`` experiments re-derive them on this
-implementation.  Tests override them (``nested_pairs=0`` forces every group
-through the real kernels).
+Planning thresholds follow the paper where this code agrees with it and are
+re-derived by ``bench/`` experiments where it does not (each field says which).
+Kernels read the numbers they need from :meth:`Config.kernel_tuning` (one
+int64 array passed as an argument), never from module constants.  Tests
+override fields (``nested_pairs=0`` forces every group through the real
+kernels; tiny thresholds reach every branch on small inputs).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from facet.kernels.tuning import TUNING_FIELDS
 
 
 @dataclass(frozen=True)
 class Config:
-    #: a group with at most this many candidate pairs (|L| * |R|) is finished
-    #: pair by pair ("nested")
-    nested_pairs: int = 4096
-    #: tids of work (sum |L| + |R|) per refinement call on the pairs/blocks path
-    batch_work: int = 1 << 22
-    #: pairs per expansion chunk (an Arrow batch of the pairs output)
-    pair_chunk: int = 1 << 18
-    #: BHSM: number of equal-width bins; 0 = the square root of each group's code span.
-    #: The paper fixes 500; on this code sqrt bins were fastest for the following stage
-    #: at almost every cardinality (bench/results/fig3_thresholds.md, part a)
-    bhsm_bins: int = 0
+    # ------------------------------------------------------------------ planning
+    #: predicate order: "planned" (statistics), "written", or "shuffle:<seed>"
+    #: (any order, any algorithm: for the tests that no plan changes the answer)
+    order: str = "planned"
+    #: force the algorithm of the inequality stages ("hsm", "bhsm", "cdq", "iejoin" --
+    #: the last for a pair of inequalities); None lets the planner choose
+    inequality: str | None = None
     #: HSM below this many distinct values (joint with preceding equalities), BHSM above
     #: when another refinement follows.  Paper: 10,000; here BHSM with sqrt bins is faster
-    #: from 16 values and BHSM-500 from 512 (fig3 part a)
+    #: from 16 values and BHSM-500 from 512 (bench/results/fig3_thresholds.md, part a)
     hsm_max_cardinality: int = 64
+    #: BHSM: number of equal-width bins; 0 = the square root of each group's code span.
+    #: The paper fixes 500; on this code sqrt bins were fastest for the following stage
+    #: at almost every cardinality (fig3 part a)
+    bhsm_bins: int = 0
     #: IEJoin for a pair of inequalities whose cardinalities all reach this.  Paper: 2^13;
     #: here IEJoin beats the two-stage chains from 8 values and CDQ + HSM from 64 (fig3 b)
     iejoin_min_cardinality: int = 64
@@ -34,23 +42,81 @@ class Config:
     #: more pairs than that: dominance blocks (CDQ) first, which stay O(n log n)
     iejoin_max_pairs_per_row: int = 64
     #: tid storage of refinements: "hybrid" (bitmaps for big groups of non-equality /
-    #: HSM / BHSM refinements), "arrays" or "bitmaps" (paper §4, Fig. 7)
+    #: HSM refinements), "arrays" or "bitmaps" (paper §4, Fig. 7)
     storage: str = "hybrid"
-    #: hybrid: a group with at least this many tids (|L| + |R|) goes to bitmaps
-    #: (measured by bench/fig7_storage.py, see bench/results/fig7_storage.md)
+    #: hybrid: a group with at least this many tids (|L| + |R|) goes to bitmaps.
+    #: bench/fig7_storage.py found bitmaps slower in every case, so: never
     bitmap_min_tids: int = 1 << 62
-    #: worker threads for independent groups (None: all cores)
+
+    # ------------------------------------------------------------------ statistics
+    #: HyperLogLog precision (2**p registers, ~1.04 / sqrt(2**p) error)
+    hll_p: int = 14
+    #: the tid sample: tids whose hash falls below this fraction of the hash range
+    sample_rate: float = 0.01
+    #: multi-column cardinalities from a sketch of every row up to this many rows,
+    #: from the tid sample (GEE) above
+    sketch_max_rows: int = 50_000_000
+
+    # ------------------------------------------------------------------ execution
+    #: worker threads for independent groups and encoding (None: all cores)
     threads: int | None = None
     #: a batch with less work (sum |L| + |R|) than this runs on one thread
     parallel_work: int = 1 << 16
-    #: force the algorithm of the inequality stages ("hsm", "bhsm", "cdq", "iejoin" --
-    #: the last for a pair of inequalities); None lets the planner choose
-    inequality: str | None = None
-    #: force the predicate order: "planned" (statistics), "written", or "shuffle:<seed>"
-    order: str = "planned"
-    #: HyperLogLog precision (2**p registers) and tid sample rate
-    hll_p: int = 14
-    sample_rate: float = 0.01
+    #: a group with at most this many candidate pairs (|L| * |R|) is finished
+    #: pair by pair ("nested"; DESIGN's tiny-group exception)
+    nested_pairs: int = 4096
+    #: tids of work (sum |L| + |R|) per refinement call on the pairs/blocks path
+    batch_work: int = 1 << 22
+    #: pairs per expansion chunk (an Arrow batch of the pairs output)
+    pair_chunk: int = 1 << 18
+    #: rows per output batch of a single-tuple DC
+    row_chunk: int = 1 << 20
+
+    # ------------------------------------------------------------------ encoding
+    #: several components encode on parallel threads from this many rows
+    parallel_encode_rows: int = 100_000
+    #: a text column encodes on all threads from this many rows
+    parallel_text_rows: int = 200_000
+    #: integer ranks by a histogram while the value span is at most this x rows (+ 64)
+    rank_histogram_span: int = 4
+    #: ... else by sorting only the distinct values while rows >= this x distinct values
+    rank_few_distinct: int = 8
+
+    # ------------------------------------------------------------------ kernels
+    #: counting sort (else a comparison sort) while the code domain is at most
+    #: rows / this + 64 ...
+    counting_sort_dense: int = 4
+    #: ... or at most this x rows and at most ``counting_sort_max_codes`` codes
+    #: (measured: 20k keys over 1e5 codes 6x faster; 1M keys over 1M codes 1.5x slower)
+    counting_sort_sparse: int = 8
+    counting_sort_max_codes: int = 1 << 18
+    #: one inequality counted from a histogram (else binary search) while the
+    #: domain is at most this x tids (+ 64)
+    count_histogram_span: int = 4
+    #: a keyed count uses a code-indexed array up to this domain (else a hash table,
+    #: unless the group is about as large as the domain)
+    keyed_direct_codes: int = 1 << 16
+    #: a small group goes pair by pair when |L||R| <= this x (|L| + |R|) (the cost of
+    #: a closed form per tid, in pair checks)
+    nested_cost: int = 16
+    #: IEJoin sorts sides of up to this many tids in place by insertion
+    insertion_sort: int = 24
+    #: text dictionary: hash partitions, and the distinct values of the one-table path
+    dictionary_partitions: int = 256
+    dictionary_few: int = 1 << 15
+
+    @property
+    def workers(self) -> int:
+        """The number of worker threads this config runs on."""
+        return max(1, self.threads or os.cpu_count() or 1)
+
+    def kernel_tuning(self) -> np.ndarray:
+        """The kernel fields as the int64 array every kernel takes (``TUNING_FIELDS`` order)."""
+        return np.array([getattr(self, f) for f in TUNING_FIELDS], np.int64)
+
+    def but(self, **changes) -> Config:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
 
 
 DEFAULT = Config()

@@ -1,121 +1,121 @@
-"""``facet explain``: the plan a user gets, and with ``--analyze`` what it did.
+"""``facet explain``: the plan a user gets and, with ``--analyze``, what it did.
 
-For every DC: its row filters, then its stages in order -- predicate,
-algorithm (``equality``, ``nonequality``, ``hsm``, ``bhsm``, ``iejoin``,
-``cdq``), tid storage, estimated cardinality and pairs -- and, for counts, the
-counting sink that answers the rest.  ``--analyze`` runs the plan and adds the
-actual groups, tids and seconds of each stage.
+Pure functions over plain data: :func:`plan_record` turns a DC's plan into a
+JSON-ready record (row filters, then the stages in order -- predicate,
+algorithm, tid storage, estimated cardinality and pairs -- and for counts the
+counting sink); :func:`with_actuals` merges what an engine measured while
+running that plan (its trace report: per stage the calls, groups, tids,
+seconds and the storage that actually ran); :func:`render_text` prints a
+document of records.  Running the plan is the engine's business.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from facet.engine.local import Trace
-
-STORAGE = "arrays"  # sorted tid copies sliced per group (see docs/architecture.md)
+from facet.language.normalize import NormalDC
+from facet.planner.plan import Plan
 
 
 def _num(x: float | None) -> int | None:
     return None if x is None else int(round(x))
 
 
-def explain_dc(session, i: int, output: str, analyze: bool = False) -> dict[str, Any]:
-    """The explain record of DC ``i`` (a dict; JSON-ready)."""
-    dc = session.dcs[i]
-    nd = session.normal[i]
+def plan_record(
+    dc_id: int,
+    name: str | None,
+    text: str,
+    normal: NormalDC,
+    plan: Plan | None,
+    output: str,
+    nested_pairs: int,
+    plan_seconds: float = 0.0,
+) -> dict[str, Any]:
+    """The explain record of one DC (``plan=None``: a single-tuple DC)."""
     rec: dict[str, Any] = {
-        "id": dc.id if dc.id is not None else i,
-        "name": dc.name,
-        "dc": dc.body(),
+        "id": dc_id,
+        "name": name,
+        "dc": text,
         "output": output,
         "filters": [
             {"side": "t" if f.side == 0 else "t'", "predicate": f.text(), "algorithm": "filter"}
-            for f in nd.filters
+            for f in normal.filters
         ],
     }
-    t0 = time.perf_counter()
-    plan = session.plan(i, output)
-    plan_seconds = time.perf_counter() - t0
     if plan is None:
         rec["single_tuple"] = True
         rec["stages"] = []
-        if analyze:
-            t = time.perf_counter()
-            n = len(session.engine.single_rows(nd))
-            rec["actual"] = {"violations": n, "seconds": round(time.perf_counter() - t, 6)}
         return rec
     rec["rows"] = {"t": plan.left_rows, "t'": plan.right_rows}
     rec["planning_seconds"] = round(plan_seconds, 6)
-    stages = plan.stages
-    if output == "count":
-        eq = plan.count_sink.equality
-        stages = [s for s in plan.of_class("equality") if eq is None or s.preds != (eq,)]
     rec["stages"] = [
         {
             "predicate": s.text(),
             "algorithm": s.algorithm,
-            "storage": STORAGE,
+            "storage": s.storage,
             "est_cardinality": _num(s.cardinality),
             "est_pairs": _num(s.est_pairs),
             **({"note": s.note} if s.note else {}),
         }
-        for s in stages
+        for s in plan.stages
     ]
-    if output == "count":
-        sink = plan.count_sink
+    if plan.sink is not None:
+        sink = plan.sink
         rec["count_sink"] = {
             "predicates": [p.text() for p in sink.predicates],
             "algorithm": sink.algorithm,
             "method": sink.method,
-            "nested_pairs": None if sink.keyed else session.config.nested_pairs,
+            "nested_pairs": None if sink.kind == "keyed" else nested_pairs,
         }
-    if analyze:
-        engine = session.engine
-        engine.trace = Trace()
-        t = time.perf_counter()
-        try:
-            if output == "count":
-                violations, rows = session.count(i)
-            else:
-                violations = sum(b.num_rows for b in session.dc_pairs(i))
-                rows = None
-        finally:
-            trace, engine.trace = engine.trace, None
-        total = time.perf_counter() - t
-        for s, st in zip(stages, rec["stages"], strict=True):
-            nested = trace.stages.get(("nested", s))
-            if nested is not None:
-                st["nested_before"] = {
-                    "groups": nested.groups_in,
-                    "tids": nested.tids_in,
-                    "seconds": round(nested.seconds, 6),
-                }
-            run = trace.stages.get(s)
-            st["actual"] = (
-                None
-                if run is None
-                else {
-                    "calls": run.calls,
-                    "groups_in": run.groups_in,
-                    "tids_in": run.tids_in,
-                    "groups_out": run.groups_out,
-                    "tids_out": run.tids_out,
-                    "candidate_pairs_out": run.candidates_out,
-                    "seconds": round(run.seconds, 6),
-                }
-            )
-        if output == "count":
-            run = trace.stages.get("count-sink")
-            rec["count_sink"]["actual"] = (
-                None
-                if run is None
-                else {"groups_in": run.groups_in, "seconds": round(run.seconds, 6)}
-            )
-        rec["actual"] = {"violations": violations, "seconds": round(total, 6)}
-        if rows is not None:
-            rec["actual"]["rows_involved"] = rows
+    return rec
+
+
+def with_actuals(rec: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+    """``rec`` with what the engine measured: ``report`` holds ``stages`` (one
+    entry per plan stage, ``None`` for a stage that never ran), optionally
+    ``nested`` (per stage: groups finished pair by pair before it), ``sink``,
+    and ``violations`` / ``rows_involved`` / ``seconds`` of the whole run."""
+    rec = dict(rec)
+    actual = {"violations": report["violations"], "seconds": round(report["seconds"], 6)}
+    if report.get("rows_involved") is not None:
+        actual["rows_involved"] = report["rows_involved"]
+    if rec.get("single_tuple"):
+        rec["actual"] = actual
+        return rec
+    stages = []
+    nested = report.get("nested") or [None] * len(rec["stages"])
+    for st, run, nb in zip(rec["stages"], report["stages"], nested, strict=True):
+        st = dict(st)
+        if nb is not None:
+            st["nested_before"] = {
+                "groups": nb["groups_in"],
+                "tids": nb["tids_in"],
+                "seconds": round(nb["seconds"], 6),
+            }
+        if run is None:
+            st["actual"] = None
+        else:
+            st["storage"] = run["storage"]
+            st["actual"] = {
+                "calls": run["calls"],
+                "groups_in": run["groups_in"],
+                "tids_in": run["tids_in"],
+                "groups_out": run["groups_out"],
+                "tids_out": run["tids_out"],
+                "candidate_pairs_out": run["candidates_out"],
+                "seconds": round(run["seconds"], 6),
+            }
+        stages.append(st)
+    rec["stages"] = stages
+    if "count_sink" in rec:
+        sink = report.get("sink")
+        rec["count_sink"] = {
+            **rec["count_sink"],
+            "actual": None
+            if sink is None
+            else {"groups_in": sink["groups_in"], "seconds": round(sink["seconds"], 6)},
+        }
+    rec["actual"] = actual
     return rec
 
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from facet.language.normalize import EQUALITY, INEQUALITY, NONEQUALITY, PairPredicate
-
-CLASS_RANK = {EQUALITY: 0, INEQUALITY: 1, NONEQUALITY: 2}
+from facet.language.normalize import CLASSES, EQUALITY, PairPredicate
 
 Cardinality = Callable[[tuple[str, ...]], float]
 
@@ -63,7 +61,7 @@ def order_predicates(
     """
     preds = list(dict.fromkeys(preds))
     out: list[PairPredicate] = []
-    for cls in (EQUALITY, INEQUALITY, NONEQUALITY):
+    for cls in CLASSES:
         group = [p for p in preds if p.cls == cls]
         if not group:
             continue

@@ -20,6 +20,9 @@ from hypothesis import strategies as st
 
 from facet.kernels.common import OP_GE, OP_GT, OP_LE, OP_LT, compare_arrays
 from facet.kernels.iejoin import refine_iejoin
+from facet.planner.config import DEFAULT
+
+TUNE = DEFAULT.kernel_tuning()
 
 ORDER_OPS = (OP_LT, OP_LE, OP_GT, OP_GE)
 OP_PAIRS = list(itertools.product(ORDER_OPS, ORDER_OPS))
@@ -103,6 +106,7 @@ def run_and_check(buf, desc, codes, ra1, rb1, op1, ra2, rb2, op2, dom1=None, dom
         op2,
         dom1,
         dom2,
+        TUNE,
     )
     check_layout(obuf, odesc)
     got = expand(obuf, odesc)
@@ -301,7 +305,18 @@ def test_empty_sides_and_batches():
     obuf, odesc = run_and_check(buf, desc, codes, 0, 0, OP_LT, 1, 1, OP_GT)
     assert odesc.shape == (0, 8)
     obuf, odesc = refine_iejoin(
-        np.empty(0, np.int32), np.empty((0, 8), np.int64), codes, 0, 0, OP_LT, 1, 1, OP_GT, 3, 3
+        np.empty(0, np.int32),
+        np.empty((0, 8), np.int64),
+        codes,
+        0,
+        0,
+        OP_LT,
+        1,
+        1,
+        OP_GT,
+        3,
+        3,
+        TUNE,
     )
     assert obuf.shape == (0,) and odesc.shape == (0, 8)
     # all NULL on one side's columns
@@ -337,7 +352,7 @@ def test_dense_output_stays_linear():
     a = rng.permutation(n).astype(np.int32)
     codes = np.array([a, n - 1 - a], np.int32)
     buf, desc = reflexive(n)
-    obuf, odesc = refine_iejoin(buf, desc, codes, 0, 0, OP_GT, 1, 1, OP_LT, n, n)
+    obuf, odesc = refine_iejoin(buf, desc, codes, 0, 0, OP_GT, 1, 1, OP_LT, n, n, TUNE)
     assert obuf.shape[0] <= 2 * n
     lsz = odesc[:, 1] - odesc[:, 0]
     rsz = odesc[:, 5] - odesc[:, 4]

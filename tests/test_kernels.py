@@ -18,6 +18,9 @@ from facet.kernels.common import OP_FLIP
 from facet.kernels.count import count_groups, count_keyed
 from facet.kernels.decompose import refine_decompose
 from facet.kernels.refine import KIND_EQ, KIND_INEQ, KIND_NE, refine
+from facet.planner.config import DEFAULT
+
+TUNE = DEFAULT.kernel_tuning()
 
 OPS = {"=": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
 PY = {
@@ -133,7 +136,7 @@ def check_refinement(out_buf, out_desc, buf, desc, codes, preds):
 def test_equality_nonequality_hsm(case):
     codes, dom, buf, desc, a, b, op = case
     kind = {0: KIND_EQ, 1: KIND_NE}.get(op, KIND_INEQ)
-    ob, od = refine(buf, desc, codes, a, b, dom, kind, op)
+    ob, od = refine(buf, desc, codes, a, b, dom, kind, op, TUNE)
     check_refinement(ob, od, buf, desc, codes, [(a, op, b)])
 
 
@@ -141,7 +144,7 @@ def test_equality_nonequality_hsm(case):
 @given(cases([2, 3, 4, 5]), st.integers(0, 5))
 def test_bhsm(case, bins):
     codes, dom, buf, desc, a, b, op = case
-    ob, od = refine_bhsm(buf, desc, codes, a, b, dom, op, bins)
+    ob, od = refine_bhsm(buf, desc, codes, a, b, dom, op, bins, TUNE)
     check_refinement(ob, od, buf, desc, codes, [(a, op, b)])
 
 
@@ -149,7 +152,7 @@ def test_bhsm(case, bins):
 @given(cases([2, 3, 4, 5]))
 def test_dominance_decomposition(case):
     codes, dom, buf, desc, a, b, op = case
-    ob, od = refine_decompose(buf, desc, codes, a, b, dom, op)
+    ob, od = refine_decompose(buf, desc, codes, a, b, dom, op, TUNE)
     check_refinement(ob, od, buf, desc, codes, [(a, op, b)])
 
 
@@ -185,7 +188,7 @@ def test_counting_sink_degrees(data):
     sign = data.draw(st.sampled_from([1, -1]))
     count_groups(
         buf, desc, codes, doms, pa, pb, po, nl, nr, sign, deg_l, deg_r,
-        np.zeros(n, np.int64), 0, todo, nested,
+        np.zeros(n, np.int64), 0, todo, nested, TUNE,
     )  # fmt: skip
     want_l = np.zeros(n, np.int64)
     want_r = np.zeros(n, np.int64)
@@ -219,7 +222,7 @@ def test_keyed_sink_degrees(data):
     deg_l = np.zeros(n, np.int64)
     deg_r = np.zeros(n, np.int64)
     count_keyed(
-        buf, desc, codes, a, b, dom, ne, sign, deg_l, deg_r, np.zeros(n, np.int64), 0, storage
+        buf, desc, codes, a, b, dom, ne, sign, deg_l, deg_r, np.zeros(n, np.int64), 0, TUNE, storage
     )
     want_l = np.zeros(n, np.int64)
     want_r = np.zeros(n, np.int64)
@@ -255,13 +258,13 @@ def test_text_dictionary_codes(values, many):
     from facet.kernels import dictionary
 
     if many:
-        values = values + [f"v{i}" for i in range(dictionary._FEW + 5)]
+        values = values + [f"v{i}" for i in range(DEFAULT.dictionary_few + 5)]
     arr = pa.array(values, pa.string())
     bufs = arr.buffers()
     off = np.frombuffer(bufs[1], np.int32)[: len(arr) + 1].astype(np.int64)
     data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
     valid = np.array([v is not None for v in values], bool)
-    codes, first, _hash, exact = dictionary.encode_bytes(off, data, valid)
+    codes, first, _hash, exact = dictionary.encode_bytes(off, data, valid, TUNE)
     assert exact
     seen: dict = {}
     for v, c in zip(values, codes.tolist(), strict=True):
@@ -292,15 +295,17 @@ def test_parallel_text_dictionary_equals_serial(values, many, threads):
     from facet.kernels import dictionary
 
     if many:
-        values = values + [f"v{i % (dictionary._FEW + 7)}" for i in range(dictionary._FEW + 40)]
+        values = values + [
+            f"v{i % (DEFAULT.dictionary_few + 7)}" for i in range(DEFAULT.dictionary_few + 40)
+        ]
     arr = pa.array(values, pa.string())
     bufs = arr.buffers()
     off = np.frombuffer(bufs[1], np.int32)[: len(arr) + 1].astype(np.int64)
     data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
     valid = np.array([v is not None for v in values], bool)
-    want = dictionary.encode_bytes(off, data, valid)
+    want = dictionary.encode_bytes(off, data, valid, TUNE)
     with ThreadPoolExecutor(threads) as pool:
-        got = dictionary.encode_bytes_parallel(off, data, valid, pool, threads)
+        got = dictionary.encode_bytes_parallel(off, data, valid, pool, threads, TUNE)
     for w, g in zip(want[:3], got[:3], strict=True):
         assert np.array_equal(w, g)
     assert want[3] and got[3]
@@ -313,14 +318,14 @@ def test_partition_dedupe_reports_a_hash_collision():
     off = np.array([0, 1, 2, 3], np.int64)
     data = np.frombuffer(bytearray(b"aba"), np.uint8)
     rows = np.array([0, 1, 2], np.int64)
-    start = np.zeros(dictionary._PARTS + 1, np.int64)
+    start = np.zeros(DEFAULT.dictionary_partitions + 1, np.int64)
     start[1:] = 3
 
     def dedupe(hashes):
         part_code = np.empty(3, np.int32)
         first_tmp = np.empty(3, np.int64)
         hash_tmp = np.empty(3, np.uint64)
-        ndist = np.zeros(dictionary._PARTS, np.int64)
+        ndist = np.zeros(DEFAULT.dictionary_partitions, np.int64)
         ok = dictionary._dedupe_parts(
             off, data, start, 0, 1, rows, np.array(hashes, np.uint64), part_code, first_tmp,
             hash_tmp, ndist,
@@ -336,7 +341,7 @@ def test_text_codes_fall_back_on_a_hash_collision(monkeypatch):
 
     import facet.encoding as encoding
 
-    def collided(off, data, valid):
+    def collided(off, data, valid, tune):
         n = off.shape[0] - 1
         return np.zeros(n, np.int32), np.zeros(1, np.int64), np.zeros(1, np.uint64), False
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from pyroaring import BitMap
 
-from facet.groups import Groups
+from facet.engine.groups import Groups
 from facet.kernels.common import OP_EQ, OP_GE, OP_LE, OP_LT, OP_NE
 
 

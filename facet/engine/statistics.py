@@ -1,21 +1,22 @@
-"""Column statistics for planning: HyperLogLog sketches, a tid sample, pair
-cardinalities (paper §6.1).
+"""Statistics of an encoded table for the planner (paper §6.1): the local
+engine's implementation of :class:`facet.planner.statistics.Statistics`.
 
-* One HyperLogLog++ sketch (datasketch, ``p`` = 14 by default, ~0.8% error) per
-  used column.  Registers are built in one numba pass over the hashes of the
-  column's distinct values (a register depends only on the set of hashes), not
-  one Python call per value; sketches are mergeable, so Spark partitions can be
-  combined.
-* The sample is every tid whose hash falls below ``sample_rate`` -- the same
-  rows on every engine, so local and Spark plans match (DESIGN §3).
+* Single-column cardinality: exact from the dictionary when the column was
+  encoded alone (free on one machine), else HyperLogLog++ (``Config.hll_p``)
+  over the hashes of its distinct values -- one numba pass, registers in
+  datasketch's layout, mergeable (Spark partitions), hashing values, not codes.
+* The tid sample is every tid whose hash falls below ``Config.sample_rate`` --
+  the same rows on every engine, so local and Spark plans match.
 * Multi-column cardinality (``|A, B|``): a sketch of the combined value hashes
   (one O(n) numba pass over the encoded columns), clamped by what the
-  single-column sketches allow (``max(|A|, |B|) <= |A, B| <= min(n, |A| |B|)``).
-  Tables above ``full_pass_rows`` use the tid sample instead, with the GEE
-  estimator ``sqrt(n/s) f1 + (d - f1)`` under the same clamp -- the sample
+  single-column estimates allow (``max(|A|, |B|) <= |A, B| <= min(n, |A| |B|)``).
+  Tables above ``Config.sketch_max_rows`` use the tid sample instead, with the
+  GEE estimator ``sqrt(n/s) f1 + (d - f1)`` under the same clamp -- the sample
   correction of Freitag & Neumann (CIDR 2019).  On the generated Tax table the
-  sample alone misjudged |state, salary| by 9x and |zip, city| by 2.5x while
-  the pair sketch stays within its ~1% error, so it is the default.
+  sample alone misjudged |state, salary| by 9x and |zip, city| by 2.5x while the
+  pair sketch stays within its ~1% error, so the sketch is the default.
+* Pair counts for the planner (:meth:`PairStatistics.sample_pairs`): the DC's
+  initial pairs cut to the tid sample, refined by the counting kernels, scaled.
 """
 
 from __future__ import annotations
@@ -25,9 +26,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-from datasketch import HyperLogLogPlusPlus
 
-from facet.encoding import EncodedTable, HashedDictionary
+from facet.encoding import HashedDictionary
+from facet.engine.context import Context
+from facet.engine.counting import Degrees, Scratch, count_inequalities
+from facet.engine.groups import Groups
+from facet.engine.refinement import refine
 from facet.kernels.hashing import (
     hash_bytes,
     hash_words,
@@ -35,6 +39,9 @@ from facet.kernels.hashing import (
     mix64_array,
     row_hashes,
 )
+from facet.language.normalize import EQUALITY, PairPredicate
+from facet.planner.plan import Stage
+from facet.planner.statistics import hll_cardinality
 
 
 @dataclass
@@ -46,7 +53,8 @@ class ColumnStats:
     nulls: int
     #: HyperLogLog estimate of the distinct non-NULL values
     distinct: float
-    sketch: HyperLogLogPlusPlus = field(repr=False)
+    #: HyperLogLog++ registers (merge two by element-wise maximum)
+    registers: np.ndarray = field(repr=False)
     #: smallest / largest code (codes are ranks for ordered columns)
     min_code: int = -1
     max_code: int = -1
@@ -78,24 +86,18 @@ def value_hashes(values: pa.Array) -> np.ndarray:
     return hash_words(values.to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64))
 
 
-class Statistics:
-    """Lazily built statistics of an encoded table."""
+class TableStatistics:
+    """Lazily built statistics of an engine's encoded table."""
 
-    def __init__(
-        self,
-        enc: EncodedTable,
-        p: int = 14,
-        sample_rate: float = 0.01,
-        full_pass_rows: int = 50_000_000,
-        exact: bool = True,
-    ) -> None:
-        self.enc = enc
+    def __init__(self, ctx: Context, exact: bool = True) -> None:
+        self.ctx = ctx
+        self.enc = ctx.enc
         #: single-column cardinalities from the encoding's dictionaries where it
         #: knows them exactly (free on one machine); HLL otherwise
         self.exact = exact
-        self.p = p
-        self.sample_rate = sample_rate
-        self.full_pass_rows = full_pass_rows
+        self.p = ctx.config.hll_p
+        self.sample_rate = ctx.config.sample_rate
+        self.sketch_max_rows = ctx.config.sketch_max_rows
         self._columns: dict[str, ColumnStats] = {}
         self._code_hash: dict[str, np.ndarray] = {}
         self._multi: dict[tuple[str, ...], float] = {}
@@ -105,6 +107,10 @@ class Statistics:
     @property
     def rows(self) -> int:
         return self.enc.n
+
+    def for_pairs(self, groups: Groups) -> PairStatistics:
+        """The planner's view for one DC whose initial pairs are ``groups``."""
+        return PairStatistics(self, groups)
 
     def column(self, name: str) -> ColumnStats:
         st = self._columns.get(name)
@@ -137,20 +143,28 @@ class Statistics:
             np.flatnonzero(np.bincount(valid, minlength=d)) if valid.size else np.empty(0, int)
         )
         reg = hll_registers(self.code_hash(name)[present], self.p)
-        sketch = HyperLogLogPlusPlus(p=self.p, reg=reg)
         return ColumnStats(
             name,
             self.enc.n,
             int(codes.size - valid.size),
-            float(sketch.count()) if present.size else 0.0,
-            sketch,
+            hll_cardinality(reg, self.p),
+            reg,
             int(present[0]) if present.size else -1,
             int(present[-1]) if present.size else -1,
         )
 
-    def cardinality(self, name: str) -> float:
-        """Distinct non-NULL values of a column: exact when the column was
-        dictionary-encoded alone (and ``exact``), else the HLL estimate."""
+    def cardinality(self, columns: tuple[str, ...] | list[str] | str) -> float:
+        """Distinct non-NULL values (combinations) of one or more columns."""
+        if isinstance(columns, str):
+            columns = (columns,)
+        names = tuple(dict.fromkeys(columns))
+        if len(names) == 1:
+            return self._single(names[0])
+        return self._multi_cardinality(names)
+
+    def _single(self, name: str) -> float:
+        """Exact when the column was dictionary-encoded alone (and ``exact``),
+        else the HLL estimate."""
         if self.exact:
             d = self.enc.distinct.get(name)
             if d is not None:
@@ -167,24 +181,20 @@ class Statistics:
             self._sample = np.flatnonzero(h < cut)
         return self._sample
 
-    def multi_cardinality(self, names: tuple[str, ...] | list[str]) -> float:
+    def _multi_cardinality(self, names: tuple[str, ...]) -> float:
         """Estimated distinct non-NULL combinations of several columns (F&N 2019)."""
-        names = tuple(dict.fromkeys(names))
-        if len(names) == 1:
-            return self.cardinality(names[0])
         key = tuple(sorted(names))
         if key in self._multi:
             return self._multi[key]
         t = time.perf_counter()
-        singles = [max(self.cardinality(c), 1.0) for c in names]
+        singles = [max(self._single(c), 1.0) for c in names]
         n = self.enc.n
-        if n <= self.full_pass_rows:
+        if n <= self.sketch_max_rows:
             rows = np.array([self.enc.index[c] for c in names], np.int64)
             hashes = [self.code_hash(c) for c in names]
             starts = np.r_[0, np.cumsum([h.size for h in hashes])[:-1]].astype(np.int64)
             combined = row_hashes(self.enc.codes, rows, np.concatenate(hashes), starts)
-            reg = hll_registers(combined, self.p)
-            est = float(HyperLogLogPlusPlus(p=self.p, reg=reg).count()) if combined.size else 0.0
+            est = hll_cardinality(hll_registers(combined, self.p), self.p)
         else:
             est = self._sampled(names, singles)
         lo = max(singles)
@@ -208,3 +218,44 @@ class Statistics:
         d = counts.size
         f1 = int(np.count_nonzero(counts == 1))
         return float(np.sqrt(self.enc.n / s) * f1 + (d - f1))
+
+    def sample_pairs(self, groups: Groups, preds: tuple[PairPredicate, ...]) -> float:
+        """Pairs of the single initial group ``groups`` that satisfy ``preds``
+        (equalities and inequalities), counted on the tid sample by the
+        refinement and counting kernels (one thread) and scaled by
+        ``(n / sample size)^2``."""
+        sample = self.sample
+        if sample.size == 0:
+            return 0.0
+        t = time.perf_counter()
+        ctx = self.ctx.with_threads(1)
+        d = groups.desc[0]
+        in_sample = np.zeros(self.enc.n, np.bool_)
+        in_sample[sample] = True  # (np.intersect1d sorts or hashes both sides: 100x slower)
+        side_l = groups.buf[d[0] : d[1]]
+        side_r = groups.buf[d[4] : d[5]]
+        g = Groups.pair(np.sort(side_l[in_sample[side_l]]), np.sort(side_r[in_sample[side_r]]))
+        for p in preds:
+            if p.cls == EQUALITY:
+                g = refine(ctx, g, Stage((p,), "equality"))
+        ineqs = [p for p in preds if p.cls != EQUALITY]
+        nl = np.array(sorted({ctx.row(p.a) for p in ineqs}), np.int64)
+        nr = np.array(sorted({ctx.row(p.b) for p in ineqs}), np.int64)
+        deg = Degrees.zeros(self.enc.n)
+        count_inequalities(ctx, g, ineqs, nl, nr, 1, deg, Scratch(self.enc.n))
+        self.seconds += time.perf_counter() - t
+        return deg.violations * (self.enc.n / sample.size) ** 2
+
+
+class PairStatistics:
+    """:class:`facet.planner.statistics.Statistics` for one DC's initial pairs."""
+
+    def __init__(self, table: TableStatistics, groups: Groups) -> None:
+        self.table = table
+        self.groups = groups
+
+    def cardinality(self, columns: tuple[str, ...]) -> float:
+        return self.table.cardinality(columns)
+
+    def sample_pairs(self, preds: tuple[PairPredicate, ...]) -> float:
+        return self.table.sample_pairs(self.groups, preds)

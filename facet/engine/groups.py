@@ -80,3 +80,35 @@ class Groups:
             end = max(end, start + 1)
             yield Groups(self.buf, np.ascontiguousarray(self.desc[start:end]), self.disjoint)
             start = end
+
+
+def concat(batches: list[Groups]) -> Groups:
+    """Batches side by side in one buffer."""
+    if len(batches) == 1:
+        return batches[0]
+    sizes = np.array([len(b.buf) for b in batches], np.int64)
+    offsets = np.r_[0, np.cumsum(sizes)[:-1]]
+    buf = np.concatenate([b.buf for b in batches])
+    desc = np.concatenate([b.desc + off for b, off in zip(batches, offsets, strict=True)])
+    return Groups(buf, np.ascontiguousarray(desc), all(b.disjoint for b in batches))
+
+
+def pairs_as_groups(t1: np.ndarray, t2: np.ndarray) -> Groups:
+    """Explicit pairs as groups ``({t}, {t', ...})``, one per distinct ``t``."""
+    order = np.lexsort((t2, t1))
+    t1 = t1[order]
+    t2 = t2[order]
+    starts = np.flatnonzero(np.r_[True, t1[1:] != t1[:-1]])
+    ends = np.r_[starts[1:], len(t1)]
+    k = len(starts)
+    buf = np.concatenate([t1[starts], t2]).astype(np.int32)
+    desc = np.empty((k, 8), np.int64)
+    desc[:, 0] = np.arange(k)
+    desc[:, 1] = desc[:, 0] + 1
+    desc[:, 2] = desc[:, 0]
+    desc[:, 3] = desc[:, 0]
+    desc[:, 4] = k + starts
+    desc[:, 5] = k + ends
+    desc[:, 6] = desc[:, 4]
+    desc[:, 7] = desc[:, 4]
+    return Groups(buf, desc)

@@ -20,7 +20,7 @@ predicates mention (quantifier headers such as ``t1&t2&`` or ``∀t0∈r,t1∈r:
 a DC that mentions a single name is a single-tuple DC on tuple 0, whichever name it is.
 
 The parser is a hand-written scanner plus recursive descent over the characters of one
-line, so that every :class:`~facet.errors.DCSyntaxError` points at the exact 1-based
+line, so that every :class:`~facet.language.errors.DCSyntaxError` points at the exact 1-based
 column (in characters) of the offending text.  ``#`` outside quotes starts a comment.
 """
 
@@ -30,8 +30,8 @@ import os
 import re
 from dataclasses import dataclass
 
-from facet.errors import DCSyntaxError, FacetInputError
 from facet.language.ast import DC, Col, Const, Predicate
+from facet.language.errors import DCSyntaxError, FacetInputError
 
 __all__ = ["parse_dc", "parse_rules", "read_rules"]
 
@@ -623,7 +623,7 @@ def parse_dc(text: str, *, source: str = "<dc>", line: int = 1) -> list[DC]:
 
     Every DC carries ``source``, ``line``, ``text`` (the line, stripped) and its ``name``
     (None when the line has no ``name:`` prefix); ``id`` is left None for the caller.
-    Raises :class:`~facet.errors.DCSyntaxError` at the 1-based column of the first problem.
+    Raises :class:`~facet.language.errors.DCSyntaxError` at the 1-based column of the first problem.
     """
     return _LineParser(text, source, line).parse()
 

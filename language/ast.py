@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
 
-Op = Literal["=", "!=", "<", "<=", ">", ">="]
 OPS: tuple[str, ...] = ("=", "!=", "<", "<=", ">", ">=")
 ORDER_OPS = frozenset({"<", "<=", ">", ">="})
 

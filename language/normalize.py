@@ -17,6 +17,8 @@ from facet.language.ast import DC, Col, Const, Predicate
 EQUALITY = "equality"
 INEQUALITY = "inequality"
 NONEQUALITY = "nonequality"
+#: predicate classes in refinement order (paper §6.2: most selective first)
+CLASSES = (EQUALITY, INEQUALITY, NONEQUALITY)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,84 @@
+"""The engine interface: what every engine implements, with capability flags
+(the shape of ibis's backends), so that one test suite runs against all.
+
+A plan (:mod:`facet.planner.plan`) is plain data; an engine executes it over
+its own groups -- the local engine over in-memory pairs of tid sets, a
+distributed one over partitions whose tasks run the local pipeline.  Every
+engine must give the same counts, rows involved and pair sets (tids are input
+positions, docs/semantics.md §3).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from facet.language.normalize import NormalDC
+from facet.planner.plan import Plan, Stage
+from facet.planner.statistics import Statistics
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an engine supports beyond the interface's core."""
+
+    #: outputs it produces ("count", "pairs", "blocks", ...)
+    outputs: frozenset[str] = frozenset({"count", "pairs", "blocks"})
+    #: many-DC modes it runs ("sequential", "parallel", "cost-trie", "freq-trie")
+    modes: frozenset[str] = frozenset({"sequential"})
+    #: records per-stage actuals for ``explain --analyze``
+    trace: bool = False
+    #: runs refinements on compressed bitmaps (``Config.storage``)
+    bitmaps: bool = False
+    #: spreads work over machines (results gathered from tasks)
+    distributed: bool = False
+
+
+class Engine(ABC):
+    """Executes plans over one table's initial pairs.
+
+    ``G`` below is the engine's own representation of a batch of pairs of tid
+    sets (the local engine: :class:`facet.engine.groups.Groups`)."""
+
+    name: str = "engine"
+    capabilities: Capabilities = Capabilities()
+
+    @property
+    @abstractmethod
+    def rows(self) -> int:
+        """Rows of the table."""
+
+    @abstractmethod
+    def initial_groups(self, dc: NormalDC) -> Any:
+        """The DC's initial pairs ``(all, all)`` cut by its row filters."""
+
+    @abstractmethod
+    def single_rows(self, dc: NormalDC) -> np.ndarray:
+        """The violating rows of a single-tuple DC."""
+
+    @abstractmethod
+    def statistics(self, groups: Any) -> Statistics:
+        """The planner's statistics for a DC whose initial pairs are ``groups``."""
+
+    @abstractmethod
+    def refine(self, groups: Any, stage: Stage) -> Any:
+        """One refinement."""
+
+    @abstractmethod
+    def count(self, plan: Plan, groups: Any) -> tuple[int, int]:
+        """``(violations, rows involved)`` of a count plan from ``groups``."""
+
+    @abstractmethod
+    def pairs(
+        self, plan: Plan, groups: Any, stages: list[Stage] | None = None
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The violating pairs ``(t, t')`` of ``groups`` in chunks (``stages``:
+        the ones still to run, default all of the plan's)."""
+
+    @abstractmethod
+    def blocks(self, plan: Plan, groups: Any, stages: list[Stage] | None = None) -> Iterator[Any]:
+        """The final pairs of tid sets, each standing for its ``(a, b)``, ``a != b``."""

@@ -1,0 +1,170 @@
+"""Counting sinks: per-row violation degrees of the groups a plan's equalities
+leave, never enumerating pairs (docs/semantics.md §6, paper §3.2).
+
+The plan's :class:`~facet.planner.plan.CountSink` says how: ``keyed`` (one
+final equality or non-equality, code counts per group) or ``degrees`` (the
+inequalities in closed form by the counting kernel, groups with more than two
+split into dominance blocks first; the non-equalities by inclusion-exclusion
+over its terms).  Small groups go pair by pair inside the kernels (at most
+``Config.nested_pairs`` candidates).  Work is split across threads; each
+worker adds into its own degree arrays unless the batch is disjoint.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from facet.engine.context import Context
+from facet.engine.groups import Groups
+from facet.engine.parallel import run_parts, split
+from facet.engine.refinement import refine
+from facet.kernels.count import count_groups, count_keyed
+from facet.language.normalize import NONEQUALITY, PairPredicate
+from facet.planner.plan import KEYED, CountSink, Stage
+
+
+@dataclass
+class Degrees:
+    """Per-row violation degrees of one DC: ``left[t]`` pairs with ``t`` as
+    ``t``, ``right[t]`` pairs with ``t`` as ``t'``."""
+
+    left: np.ndarray
+    right: np.ndarray
+
+    @staticmethod
+    def zeros(n: int) -> Degrees:
+        return Degrees(np.zeros(n, np.int64), np.zeros(n, np.int64))
+
+    @property
+    def violations(self) -> int:
+        return int(self.left.sum())
+
+    @property
+    def rows_involved(self) -> int:
+        return int(np.count_nonzero((self.left > 0) | (self.right > 0)))
+
+
+class Scratch:
+    """Reusable per-worker arrays of the degree kernels: worker 0 writes the
+    result's degrees; the others their own degrees (summed at the end), and
+    each its stamps (marking ``L ∩ R`` to take the ``(t, t)`` pairs off)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = max(n, 1)
+        self.stamp = [np.zeros(self.n, np.int64)]
+        self.stamp_id = [0]
+        self.left: list[np.ndarray] = [np.empty(0, np.int64)]
+        self.right: list[np.ndarray] = [np.empty(0, np.int64)]
+
+    def ensure(self, workers: int) -> None:
+        while len(self.stamp) < workers:
+            self.stamp.append(np.zeros(self.n, np.int64))
+            self.stamp_id.append(0)
+            self.left.append(np.zeros(self.n, np.int64))
+            self.right.append(np.zeros(self.n, np.int64))
+
+
+#: ``kernel(groups, deg_left, deg_right, stamp, stamp_id) -> (stamp_id, todo or None)``
+Kernel = Callable[[Groups, np.ndarray, np.ndarray, np.ndarray, int], tuple[int, np.ndarray | None]]
+
+
+def count_sink(ctx: Context, sink: CountSink, groups: Groups, scratch: Scratch) -> Degrees:
+    """Degrees of ``groups`` under the sink's predicates."""
+    t0 = time.perf_counter()
+    deg = Degrees.zeros(ctx.n)
+    if sink.kind == KEYED:
+        _run(ctx, groups, _keyed_kernel(ctx, sink.keyed), deg, scratch)
+    else:
+        ineqs = list(sink.inequalities)
+        rest = ineqs + list(sink.nonequalities)
+        nl = np.array(sorted({ctx.row(p.a) for p in rest}), np.int64)
+        nr = np.array(sorted({ctx.row(p.b) for p in rest}), np.int64)
+        # small groups pair by pair under every predicate; the others come back
+        big = _run(ctx, groups, _degree_kernel(ctx, rest, nl, nr, 1), deg, scratch)
+        for sign, equalities in sink.terms if len(big) else ():
+            g = big
+            for eq in equalities:
+                g = refine(ctx, g, Stage((eq,), "equality"))
+            count_inequalities(ctx, g, ineqs, nl, nr, sign, deg, scratch)
+    if ctx.trace is not None:
+        ctx.trace.counted(time.perf_counter() - t0, groups)
+    return deg
+
+
+def count_inequalities(
+    ctx: Context,
+    groups: Groups,
+    ineqs: list[PairPredicate],
+    nl: np.ndarray,
+    nr: np.ndarray,
+    sign: int,
+    deg: Degrees,
+    scratch: Scratch,
+) -> None:
+    """Add ``sign`` x the degrees of ``groups`` under inequalities only: the
+    counting kernel answers up to two; a group it hands back gets its first
+    inequality split into dominance blocks (CDQ), until two remain."""
+    while len(groups):
+        groups = _run(ctx, groups, _degree_kernel(ctx, ineqs, nl, nr, sign), deg, scratch)
+        if len(groups) == 0:
+            return
+        groups = refine(ctx, groups, Stage((ineqs[0],), "cdq"))
+        ineqs = ineqs[1:]
+
+
+def _degree_kernel(
+    ctx: Context, preds: list[PairPredicate], nl: np.ndarray, nr: np.ndarray, sign: int
+) -> Kernel:
+    pa, pb, po = ctx.predicate_arrays(preds)
+    codes, doms, nested, tune = ctx.codes, ctx.doms, ctx.config.nested_pairs, ctx.tune
+
+    def kernel(g, left, right, stamp, sid):
+        todo = np.zeros(len(g), np.bool_)
+        sid = count_groups(
+            g.buf, g.desc, codes, doms, pa, pb, po, nl, nr, sign,
+            left, right, stamp, sid, todo, nested, tune,
+        )  # fmt: skip
+        return sid, todo
+
+    return kernel
+
+
+def _keyed_kernel(ctx: Context, p: PairPredicate) -> Kernel:
+    ra, rb, dom, ne = ctx.row(p.a), ctx.row(p.b), ctx.domain(p), p.cls == NONEQUALITY
+    codes, tune = ctx.codes, ctx.tune
+
+    def kernel(g, left, right, stamp, sid):
+        sid = count_keyed(g.buf, g.desc, codes, ra, rb, dom, ne, 1, left, right, stamp, sid, tune)
+        return sid, None
+
+    return kernel
+
+
+def _run(ctx: Context, groups: Groups, kernel: Kernel, deg: Degrees, scratch: Scratch) -> Groups:
+    """``kernel`` over the batch in parts on the worker threads; returns the
+    groups it handed back (``todo``)."""
+    if len(groups) == 0:
+        return groups
+    parts = split(groups, ctx.threads, ctx.config.parallel_work)
+    scratch.ensure(len(parts))
+    shared = groups.disjoint  # no row in two parts: all may write the same degrees
+
+    def run(i: int, g: Groups) -> np.ndarray:
+        mine = i == 0 or shared
+        left = deg.left if mine else scratch.left[i]
+        right = deg.right if mine else scratch.right[i]
+        scratch.stamp_id[i], todo = kernel(g, left, right, scratch.stamp[i], scratch.stamp_id[i])
+        return np.zeros(len(g), np.bool_) if todo is None else todo
+
+    todos = run_parts(parts, run, ctx.threads)
+    if not shared:
+        for i in range(1, len(parts)):
+            deg.left += scratch.left[i]
+            deg.right += scratch.right[i]
+            scratch.left[i][:] = 0
+            scratch.right[i][:] = 0
+    return groups.select(np.concatenate(todos))

@@ -1,0 +1,155 @@
+"""Refinement dispatch: one stage of a plan applied to a batch of groups
+(paper §3.2, §5).
+
+:func:`refine` is the one entry point: it routes big groups to compressed
+bitmaps when the stage's storage says so (paper §4), gives a whole-table
+single-column equality a parallel counting sort, cuts the rest into parts of
+equal work on the worker threads, and :func:`run_kernel` maps the stage's
+algorithm to its kernel.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from facet.engine.bitmaps import refine_bitmaps
+from facet.engine.context import Context
+from facet.engine.groups import Groups, concat
+from facet.engine.parallel import pool, run_parts, split
+from facet.kernels.bhsm import refine_bhsm
+from facet.kernels.common import OP_CODES, use_counting_sort
+from facet.kernels.decompose import refine_decompose
+from facet.kernels.iejoin import refine_iejoin
+from facet.kernels.refine import (
+    KIND_EQ,
+    KIND_INEQ,
+    KIND_NE,
+    count_codes,
+    equality_runs,
+    scatter_by_code,
+)
+from facet.kernels.refine import (
+    refine as refine_runs,
+)
+from facet.planner.plan import Stage
+
+_KIND = {"equality": KIND_EQ, "nonequality": KIND_NE, "hsm": KIND_INEQ}
+
+
+def refine(ctx: Context, groups: Groups, stage: Stage) -> Groups:
+    """The sub-pairs of ``groups`` that satisfy the stage's predicate(s)."""
+    if len(groups) == 0:
+        return groups
+    t0 = time.perf_counter()
+    outs: list[Groups] = []
+    rest = groups
+    on_bitmaps = _bitmap_mask(ctx, groups, stage)
+    n_bitmaps = 0
+    if on_bitmaps is not None:
+        n_bitmaps = int(on_bitmaps.sum())
+        p = stage.pred
+        outs.append(
+            refine_bitmaps(
+                groups.select(on_bitmaps), ctx.codes, ctx.row(p.a), ctx.row(p.b), OP_CODES[p.op]
+            )
+        )
+        rest = groups.select(~on_bitmaps)
+    if len(rest):
+        whole = _whole_table_equality(ctx, rest, stage)
+        if whole is not None:
+            outs.append(whole)
+        else:
+            parts = split(rest, ctx.threads, ctx.config.parallel_work)
+            outs.extend(run_parts(parts, lambda _, g: run_kernel(ctx, g, stage), ctx.threads))
+    out = concat(outs)
+    # an equality splits each side by value: disjoint sides stay disjoint
+    out.disjoint = groups.disjoint and stage.algorithm == "equality"
+    if ctx.trace is not None:
+        ctx.trace.refined(stage, time.perf_counter() - t0, groups, out, n_bitmaps)
+    return out
+
+
+def run_kernel(ctx: Context, groups: Groups, stage: Stage) -> Groups:
+    """The stage's kernel on one batch (one thread)."""
+    p = stage.pred
+    alg = stage.algorithm
+    codes, tune = ctx.codes, ctx.tune
+    ra, rb, op = ctx.row(p.a), ctx.row(p.b), OP_CODES[p.op]
+    if alg in _KIND:
+        buf, desc = refine_runs(
+            groups.buf, groups.desc, codes, ra, rb, ctx.domain(p), _KIND[alg], op, tune
+        )
+    elif alg == "bhsm":
+        buf, desc = refine_bhsm(
+            groups.buf, groups.desc, codes, ra, rb, ctx.domain(p), op, ctx.config.bhsm_bins, tune
+        )
+    elif alg == "cdq":
+        buf, desc = refine_decompose(
+            groups.buf, groups.desc, codes, ra, rb, ctx.domain(p), op, tune
+        )
+    elif alg == "iejoin":
+        q = stage.preds[1]
+        buf, desc = refine_iejoin(
+            groups.buf,
+            groups.desc,
+            codes,
+            ra,
+            rb,
+            op,
+            ctx.row(q.a),
+            ctx.row(q.b),
+            OP_CODES[q.op],
+            ctx.domain(p),
+            ctx.domain(q),
+            tune,
+        )
+    else:
+        raise ValueError(f"unknown refinement algorithm {alg!r}")
+    return Groups(buf, desc)
+
+
+def _bitmap_mask(ctx: Context, groups: Groups, stage: Stage) -> np.ndarray | None:
+    """Which groups this refinement keeps on compressed bitmaps (``None``: none)."""
+    if stage.storage == "bitmaps":
+        return np.ones(len(groups), bool)
+    if stage.storage != "hybrid":
+        return None
+    big = (groups.left_sizes() + groups.right_sizes()) >= ctx.config.bitmap_min_tids
+    return big if big.any() else None
+
+
+def _whole_table_equality(ctx: Context, groups: Groups, stage: Stage) -> Groups | None:
+    """A single-column equality on one big reflexive group (the whole table,
+    typically): its counting sort split over the threads (row ranges count
+    codes, then scatter, stable: the serial kernel's groups); ``None`` where
+    that does not apply."""
+    if ctx.threads == 1 or len(groups) != 1 or stage.algorithm != "equality":
+        return None
+    p = stage.pred
+    d = groups.desc[0]
+    if p.a != p.b or not (d[0] == d[4] and d[1] == d[5] and d[2] == d[3]):
+        return None
+    m = int(d[1] - d[0])
+    dom = ctx.enc.domain[p.a]
+    if m < ctx.config.parallel_work * ctx.threads or not use_counting_sort(m, dom, ctx.tune):
+        return None
+    tids = groups.buf[d[0] : d[1]]
+    k = ctx.enc.column(p.a)
+    cuts = np.linspace(0, m, ctx.threads + 1).astype(np.int64)
+    ranges = list(zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True))
+    counts = np.zeros((len(ranges), max(dom, 1)), np.int64)
+    workers = pool(ctx.threads)
+    list(workers.map(lambda i: count_codes(tids, *ranges[i], k, counts[i]), range(len(ranges))))
+    total = counts.sum(axis=0)
+    start = np.zeros(total.shape[0], np.int64)
+    np.cumsum(total[:-1], out=start[1:])
+    cursor = start + np.cumsum(counts, axis=0) - counts  # each range's slot per code
+    out = np.empty(int(total.sum()), np.int32)
+    list(
+        workers.map(
+            lambda i: scatter_by_code(tids, *ranges[i], k, cursor[i], out), range(len(ranges))
+        )
+    )
+    return Groups(out, equality_runs(total))
