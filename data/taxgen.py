@@ -1,7 +1,7 @@
 """Tax-like table generator for any row count.
 
 Built from the clean 40k-row sample of the Tax table (``tax_clean_0040k.csv``, see
-``../shared/data/README.md`` for its source and licence). Every clean row is drawn so that
+``data/README.md`` for its source and licence). Every clean row is drawn so that
 
 * ``zip -> city``, ``zip -> state`` and ``area_code -> state`` hold: the location
   ``(zip, city, state, area_code)`` of a row is the location of a random sample row;
@@ -75,8 +75,7 @@ _REPO = Path(__file__).resolve().parent.parent
 
 
 def find_sample(path: str | os.PathLike | None = None) -> Path:
-    """Locate the clean Tax sample: ``path``, ``$FACET_TAX_SAMPLE``, ``data/tax/`` in the repo,
-    or ``../shared/data/tax/`` next to the repo."""
+    """Locate the clean Tax sample: ``path``, ``$FACET_TAX_SAMPLE`` or ``data/tax/`` in the repo."""
     candidates = []
     if path is not None:
         candidates.append(Path(path))
@@ -84,8 +83,6 @@ def find_sample(path: str | os.PathLike | None = None) -> Path:
         candidates.append(Path(os.environ["FACET_TAX_SAMPLE"]))
     candidates += [
         _REPO / "data" / "tax" / SAMPLE_NAME,
-        _REPO.parent / "shared" / "data" / "tax" / SAMPLE_NAME,
-        Path("/work/shared/data/tax") / SAMPLE_NAME,
     ]
     for c in candidates:
         if c.is_file():

@@ -37,7 +37,6 @@ from tests.sql_oracle import (
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
-SHARED = ROOT.parent / "shared" / "data"
 
 
 def read_rules(path: Path) -> list[DC]:
@@ -46,13 +45,11 @@ def read_rules(path: Path) -> list[DC]:
     return list(_read_rules(path))
 
 
-def data_file(rel: str) -> Path | None:
-    """A data file under data/ first, then ../shared/data; None if neither has it."""
-    for base in (DATA, SHARED):
-        p = base / rel
-        if p.exists():
-            return p
-    return None
+def data_file(rel: str) -> Path:
+    """A bundled data file (every test data set is copied into data/)."""
+    p = DATA / rel
+    assert p.exists(), f"{rel} is missing from data/"
+    return p
 
 
 # ---------------------------------------------------------------------------------------
@@ -60,10 +57,7 @@ def data_file(rel: str) -> Path | None:
 
 
 def _expected_counts() -> list[tuple[str, str, list[int]]]:
-    readme = SHARED / "README.md"
-    if not readme.exists():
-        readme = DATA / "README.md"
-    text = readme.read_text(encoding="utf-8")
+    text = (DATA / "README.md").read_text(encoding="utf-8")
     section = text.split("## Expected counts", 1)[1]
     block = section.split("```", 2)[1]
     lines = [ln.strip() for ln in block.splitlines() if ln.strip()]
@@ -93,8 +87,6 @@ EXPECTED = _expected_counts()
 )
 def test_duckdb_reproduces_published_counts(csv_rel, rules_rel, expected):
     path, rules = data_file(csv_rel), data_file(rules_rel)
-    if path is None or rules is None:
-        pytest.skip(f"{csv_rel} or {rules_rel} is in neither data/ nor {SHARED}")
     dcs = read_rules(rules)
     assert len(dcs) == len(expected)
     assert duckdb_counts(path, dcs) == expected
@@ -169,8 +161,6 @@ SAMPLES = [
 )
 def test_naive_equals_duckdb_on_real_samples(tmp_path, csv_rel, rules_rel, key):
     src, rules = data_file(csv_rel), data_file(rules_rel)
-    if src is None or rules is None:
-        pytest.skip(f"{csv_rel} or {rules_rel} missing")
     dcs = read_rules(rules)
     head, clustered = tmp_path / "head.csv", tmp_path / "clustered.csv"
     write_head(src, head, 120)
@@ -206,8 +196,6 @@ def test_naive_equals_duckdb_on_real_samples(tmp_path, csv_rel, rules_rel, key):
 def test_duckdb_and_csv_module_read_the_same_records(csv_rel):
     """Row ids = file order, multi-line quoted fields are one record (met has \\r\\n inside)."""
     path = data_file(csv_rel)
-    if path is None:
-        pytest.skip(f"{csv_rel} missing")
     header, records = read_csv_records(path)
     assert duckdb_records(path) == [tuple(v or None for v in r) for r in records]
     if "met" in csv_rel:
