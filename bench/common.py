@@ -5,7 +5,14 @@
   child's ``wait4`` rusage. Never raises for a failing command: the result says what happened.
 * ``machine_info``: what a result must carry to be comparable (DESIGN §6): date, nproc, total
   memory, CPU model, Python / library versions, git commit.
-* ``median``, ``append_jsonl``, ``read_jsonl``, ``markdown_table``, ``fmt_bytes``.
+* ``median``, ``append_jsonl``, ``read_jsonl``, ``latest_run``, ``markdown_table``,
+  ``fmt_bytes``.
+* The facet under test: ``facet_exe`` / ``facet_works`` (the CLI and a probe of it),
+  ``run_facet`` (one ``facet detect`` process; count, blocks or pairs), ``summarize_runs``
+  (medians and samples of such runs, as the records store them), ``counts_check`` (do the
+  systems' counts agree), ``load_samples``, ``snapshot_facet`` (a private
+  ``git archive`` copy of any commit, laid out as the installed package), ``tax_table`` (the
+  generated Tax CSV the DuckDB comparisons share). DuckDB's side is ``duckdb_worker.py``.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
+import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,6 +58,11 @@ def default_rss_limit() -> int:
     """Kill a run past 20 GiB RSS (DESIGN §6), or 85% of this machine's memory if less."""
     mem = total_memory_bytes()
     return min(20 * GIB, int(0.85 * mem)) if mem else 20 * GIB
+
+
+def rss_limit(gib: float | None) -> int:
+    """The watchdog's RSS limit in bytes for ``--rss-limit-gib`` (None: the default)."""
+    return int(gib * GIB) if gib else default_rss_limit()
 
 
 # --------------------------------------------------------------------------------------------
@@ -179,6 +193,14 @@ def run_process(
     )
 
 
+def run_summary(r: ProcResult) -> dict:
+    """What a benchmark run record keeps of every process: status, wall, peak RSS, exit code,
+    1-minute load average before / after."""
+    load1 = [r.extra["load1_start"], r.extra["load1_end"]]
+    return {"status": r.status, "wall": r.wall_seconds, "rss": r.peak_rss_bytes,
+            "rc": r.returncode, "load1": load1}  # fmt: skip
+
+
 # --------------------------------------------------------------------------------------------
 # machine and results
 
@@ -275,6 +297,14 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
     return out
 
 
+def latest_run(records: list[dict]) -> list[dict]:
+    """The records of the last run-set (``run_id`` of the last record)."""
+    if not records:
+        return []
+    run_id = records[-1].get("run_id")
+    return [r for r in records if r.get("run_id") == run_id]
+
+
 def fmt_bytes(n: int | None) -> str:
     if n is None:
         return "-"
@@ -295,3 +325,257 @@ def markdown_table(headers: list[str], rows: list[list]) -> str:
     for r in rows:
         lines.append("| " + " | ".join(str(c) for c in r) + " |")
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# the facet under test
+
+
+def facet_exe() -> str | None:
+    """The working tree's facet CLI (``.venv/bin/facet``, else ``facet`` on PATH)."""
+    exe = REPO / ".venv" / "bin" / "facet"
+    if exe.exists() and os.access(exe, os.X_OK):
+        return str(exe)
+    return shutil.which("facet")
+
+
+def facet_works(exe: str | None, work: Path) -> tuple[bool, str]:
+    """Does ``facet detect ... --format json`` answer a tiny known case correctly?"""
+    if exe is None:
+        return False, "no facet console script (.venv/bin/facet)"
+    work.mkdir(parents=True, exist_ok=True)
+    tiny = work / "facet_probe.csv"
+    tiny.write_text("a,b\n1,x\n1,y\n2,z\n")
+    r = run_process(
+        [exe, "detect", str(tiny), "--dc", "not(t.a = t'.a and t.b != t'.b)", "--format", "json",
+         "--exit-zero"],
+        timeout=300,
+    )  # fmt: skip
+    if r.status != "ok":
+        return False, f"facet probe {r.status} (rc {r.returncode}): {r.stderr.strip()[-500:]}"
+    try:
+        doc = json.loads(r.stdout)
+        v = doc["dcs"][0]["violations"]
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        return False, f"facet probe: unexpected JSON ({e}): {r.stdout[:300]!r}"
+    if v != 2:
+        return False, f"facet probe: 2 violations expected, got {v}"
+    return True, "ok"
+
+
+def _dir_bytes(d: Path) -> int:
+    return sum(p.stat().st_size for p in d.rglob("*") if p.is_file()) if d.exists() else 0
+
+
+def run_facet(
+    exe: str,
+    file: Path,
+    dc: str,
+    timeout: float,
+    rss_limit: int,
+    output: str = "count",
+    limit: int | None = None,
+    out_root: Path | None = None,
+) -> dict:
+    """One ``facet detect FILE --dc DC --format json --exit-zero`` process under the watchdog:
+    ``run_summary`` plus, from its JSON, the DC's ``seconds``, ``violations`` and the rest.
+    With ``output`` pairs/blocks, written to a fresh folder under ``out_root`` (default
+    ``bench/work/out/``) whose size is recorded, then deleted (partial files included)."""
+    cmd = [exe, "detect", str(file), "--dc", dc, "--format", "json", "--exit-zero"]
+    out_dir = None
+    if output != "count":
+        out_dir = Path(out_root or REPO / "bench" / "work" / "out") / uuid.uuid4().hex[:12]
+        out_dir.mkdir(parents=True)
+        cmd += ["--output", output, "--out", str(out_dir / f"{output}.parquet")]
+        if limit is not None:
+            cmd += ["--limit", str(limit)]
+    try:
+        r = run_process(cmd, timeout=timeout, rss_limit=rss_limit, cwd=REPO)
+        out = run_summary(r)
+        if out_dir is not None:
+            target = out_dir / f"{output}.parquet"
+            out["out_bytes"] = target.stat().st_size if target.exists() else None
+            out["out_dir_bytes"] = _dir_bytes(out_dir)  # > out_bytes: a partial file was left
+    finally:
+        if out_dir is not None:
+            shutil.rmtree(out_dir, ignore_errors=True)
+    if r.status == "ok":
+        try:
+            doc = json.loads(r.stdout)
+            d = doc["dcs"][0]
+            out.update(
+                seconds=float(d["seconds"]),
+                violations=int(d["violations"]),
+                rows_involved=d.get("rows_involved"),
+                written=d.get("written"),
+                load_seconds=doc.get("load_seconds"),
+                warmup_seconds=doc.get("warmup_seconds"),
+                rows=doc.get("rows"),
+                canonical=d.get("dc"),
+            )
+        except (ValueError, KeyError, IndexError, TypeError) as e:
+            out.update(status="bad-output", error=f"{e}: {r.stdout[:500]!r}")
+    if out["status"] != "ok":
+        out["stderr_tail"] = r.stderr[-2000:]
+    return out
+
+
+def summarize_runs(runs: list[dict]) -> dict:
+    """Medians and all samples of a system's runs (``run_facet`` / ``duckdb_worker.run``
+    results); ``violations`` is a list when the runs disagree."""
+    ok = [r for r in runs if r["status"] == "ok"]
+    bad = [r["status"] for r in runs if r["status"] != "ok"]
+    counts = sorted({r["violations"] for r in ok})
+    s = {
+        "status": "ok" if ok and not bad else (bad[0] if bad else "not-run"),
+        "runs": len(runs),
+        "ok_runs": len(ok),
+        "median_seconds": median(r["seconds"] for r in ok),
+        "samples_seconds": [r["seconds"] for r in ok],
+        "median_wall_seconds": median(r["wall"] for r in ok),
+        "samples_wall_seconds": [r["wall"] for r in runs],
+        "median_peak_rss_bytes": median(r["rss"] for r in ok),
+        "max_peak_rss_bytes": max((r["rss"] or 0 for r in runs), default=None),
+        "samples_peak_rss_bytes": [r["rss"] for r in runs],
+        "samples_load1": [r["load1"] for r in runs],  # 1-min load average before / after
+        "median_load_seconds": median(r.get("load_seconds") for r in ok),
+        "violations": counts[0] if len(counts) == 1 else counts or None,
+    }
+    for key in ("rows_involved", "warmup_seconds", "types", "sql", "threads", "canonical"):
+        vals = [r.get(key) for r in ok if r.get(key) is not None]
+        if vals:
+            s[key] = vals[0] if key != "warmup_seconds" else vals
+    for key in ("out_bytes", "written"):
+        vals = [r.get(key) for r in ok if r.get(key) is not None]
+        if vals:
+            s["median_" + key] = median(vals)
+    partial = [
+        r.get("out_dir_bytes") for r in runs if r["status"] != "ok" and r.get("out_dir_bytes")
+    ]
+    if partial:
+        s["killed_out_bytes"] = max(partial)  # what a killed run had written so far
+    errors = [
+        {k: r.get(k) for k in ("status", "rc", "error", "stderr_tail") if r.get(k) is not None}
+        for r in runs
+        if r["status"] != "ok"
+    ]
+    if errors:
+        s["errors"] = errors[:3]
+    return s
+
+
+def counts_check(counts: dict) -> str:
+    """``equal`` when the systems' violation counts (system -> ``summarize_runs``'s
+    ``violations``) all agree, ``MISMATCH`` when two differ or one system's runs disagree (a
+    list), ``unchecked`` with fewer than two counts."""
+    if any(isinstance(c, list) for c in counts.values()):
+        return "MISMATCH"
+    if len(counts) >= 2:
+        return "equal" if len(set(counts.values())) == 1 else "MISMATCH"
+    return "unchecked"
+
+
+def load_samples(records: list[dict], sides: tuple[str, ...]) -> list[float]:
+    """Every 1-minute load average sampled around the runs of ``sides`` in ``records``."""
+    return [
+        x
+        for r in records
+        for side in sides
+        for pair in (r.get(side) or {}).get("samples_load1", [])
+        for x in pair
+    ]
+
+
+LAUNCHER = """#!{python}
+import os, sys
+HERE = os.path.dirname(os.path.abspath(__file__))
+import facet
+assert os.path.abspath(facet.__file__).startswith(HERE + os.sep), facet.__file__
+from facet.cli import main
+sys.exit(main())
+"""
+
+
+def package_dirs(sha: str) -> dict[str, str]:
+    """Package -> folder, as the commit ``sha`` ships them: ``[tool.setuptools] package-dir``
+    of its ``pyproject.toml`` (``{"facet": "facet"}`` where it has none). A package the
+    mapping does not name lies inside its parent's folder, as setuptools has it."""
+    try:
+        text = subprocess.run(
+            ["git", "show", f"{sha}:pyproject.toml"],
+            cwd=REPO, capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        mapping = tomllib.loads(text).get("tool", {}).get("setuptools", {}).get("package-dir")
+    except (subprocess.CalledProcessError, tomllib.TOMLDecodeError):
+        mapping = None
+    mapping = {k: v.strip("/").removeprefix("./") for k, v in (mapping or {}).items()}
+    if "facet" not in mapping and "" not in mapping:
+        mapping["facet"] = "facet"
+    return {k: "" if v == "." else v for k, v in mapping.items()}
+
+
+def snapshot_facet(work: Path, ref: str = "HEAD") -> tuple[str, str]:
+    """A private copy of commit ``ref``'s facet (``git archive``), laid out as the installed
+    package by the commit's own ``package-dir`` mapping (``package_dirs``: e.g. ``kernels/`` as
+    ``facet/kernels/``, ``language/`` as ``facet/language/``), and a launcher for it: the code
+    measured is exactly that commit, whatever others edit in the working tree meanwhile. Its
+    numba cache lives in the copy (``work/snapshot-<sha>/``, reused by later runs). Returns
+    (launcher, full sha)."""
+    sha = _git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if not sha:
+        raise SystemExit(f"snapshot: {ref!r} is not a commit of this git checkout")
+    root = work / f"snapshot-{sha[:12]}"
+    launcher = root / "facet_cli.py"
+    if launcher.exists():
+        return str(launcher), sha
+    tmp = work / f".snapshot-{sha[:12]}.tmp{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        _lay_out(sha, tmp / "src", tmp / "pkg")
+        (tmp / "pkg" / "facet_cli.py").write_text(LAUNCHER.format(python=sys.executable))
+        (tmp / "pkg" / "facet_cli.py").chmod(0o755)
+        try:
+            (tmp / "pkg").rename(root)
+        except OSError:
+            if not launcher.exists():  # not another run making the same snapshot meanwhile
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return str(launcher), sha
+
+
+def _lay_out(sha: str, src: Path, dst: Path) -> None:
+    """Extract the folders of ``package_dirs(sha)`` into ``src``, then copy each to its
+    package's place under ``dst`` (parents first)."""
+    mapping = package_dirs(sha)
+    src.mkdir(parents=True)
+    folders = sorted({d or "." for d in mapping.values()})
+    archive = subprocess.run(
+        ["git", "archive", sha, *folders], cwd=REPO, capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+    dst.mkdir()
+    for pkg in sorted(mapping, key=lambda p: (p.count(".") + bool(p), p)):
+        target = dst.joinpath(*pkg.split(".")) if pkg else dst
+        if pkg and target.exists():
+            raise SystemExit(
+                f"snapshot of {sha[:12]}: {mapping[pkg]}/ (package {pkg}) would land on "
+                f"{target.relative_to(dst)}/, which {sha[:12]} already has"
+            )
+        shutil.copytree(src / mapping[pkg], target, dirs_exist_ok=not pkg)
+
+
+def tax_table(rows: int, seed: int, error_rate: float, work: Path, timeout: float) -> Path:
+    """``work/tax_<rows>_s<seed>_e<rate>.csv`` from ``data/taxgen.py``, generated once."""
+    path = work / f"tax_{rows}_s{seed}_e{error_rate:g}.csv"
+    if path.exists():
+        return path
+    work.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, str(REPO / "data" / "taxgen.py"), "--rows", str(rows), "--out",
+           str(path), "--seed", str(seed), "--error-rate", repr(error_rate)]  # fmt: skip
+    print(f"generating {path.name} ...", file=sys.stderr, flush=True)
+    r = run_process(cmd, timeout=timeout)
+    if r.status != "ok" or not path.exists():
+        raise SystemExit(f"table generation failed ({r.status}): {r.stderr[-2000:]}")
+    print(r.stderr.strip(), file=sys.stderr, flush=True)
+    return path

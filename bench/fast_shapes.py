@@ -1,6 +1,7 @@
 """facet on the DC shapes it should be fast at, against DuckDB self-joins, at 1M and 10M rows.
 
     python bench/fast_shapes.py [--repeats 3] [--rows 1000000] [--timeout 600] [--no-big] [--force]
+        [--snapshot] [--baseline REF]
 
 Tables (generated once into ``bench/work/``, git-ignored): the Tax-like CSV of
 ``data/taxgen.py`` (as ``bench/detect_vs_duckdb.py`` makes it) and TPC-H ``lineitem`` from
@@ -10,8 +11,9 @@ the watchdog of ``bench/common.py``:
 
 * **count** (per DC): one untimed facet warm-up, then ``--repeats`` times, interleaved, facet
   (``facet detect FILE --dc DC --format json --exit-zero``: the DC's ``seconds``, wall time,
-  peak RSS) and DuckDB (a worker process loads the table untimed, typed as facet types it, then
-  times ``SELECT count(*) FROM r t, r t2 WHERE t.rid <> t2.rid AND ...``). A DuckDB run that
+  peak RSS) and DuckDB (``bench/duckdb_worker.py``: a process loads the table untimed, typed
+  as facet types it, then times ``SELECT count(*) FROM r t, r t2 WHERE t.rid <> t2.rid AND
+  ...``). A DuckDB run that
   times out (or runs out of memory) is not repeated; the comparison is then re-run on prefixes
   of the same table (``--ladder``, default 300k, 100k, 30k, 10k rows) until DuckDB finishes.
   Counts must be equal wherever both finish (exit 1 otherwise).
@@ -20,6 +22,12 @@ the watchdog of ``bench/common.py``:
   file size, and their ratio to the count cell's time (DESIGN §6 targets: blocks within 5x of
   count and under 2 GiB, pairs within 2x).
 * **big**: one facet count of ``li_price_discount`` on a ``--big-rows`` (10M) lineitem.
+
+``--baseline REF`` adds facet at commit ``REF`` (a ``git archive`` snapshot, as ``--snapshot``
+makes of HEAD) as the system ``facet@<short sha>``: in the count and blocks/pairs cells it runs
+interleaved with the current code, after its own warm-up; its counts must agree (exit 1
+otherwise) and the report gives current/baseline per cell and whether the current median is
+within 10% of the baseline's.
 
 Results append to ``bench/results/fast_shapes.jsonl`` (one record per cell); the script is
 resumable: a cell already recorded for the same git commit (short hash + dirty flag) and the
@@ -30,19 +38,18 @@ from the records of the current commit and parameters.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
-import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-import detect_vs_duckdb as dvd  # noqa: E402
+import duckdb_worker  # noqa: E402
 import tpch  # noqa: E402
 
 REPO = common.REPO
@@ -73,200 +80,16 @@ KILLED = ("timeout", "oom", "killed")
 TARGETS = {"blocks": (5.0, 2 * common.GIB), "pairs": (2.0, None)}  # DESIGN §6, at 1M rows
 BLOCK_TARGET_DCS = ("tax_salary_rate", "li_price_discount")
 WARM_ROWS = 10_000  # blocks/pairs warm the numba cache on a prefix this long
-
-# --------------------------------------------------------------------------------------------
-# the DuckDB worker (its own process)
-
-
-def duckdb_worker(args: argparse.Namespace) -> int:
-    """Load ``args.file`` into table ``r`` (untimed), time the DC's count(*), print JSON."""
-    import duckdb
-
-    t0 = time.perf_counter()
-    con = duckdb.connect()
-    con.execute("SET enable_progress_bar = false")
-    if args.threads:
-        con.execute(f"SET threads = {int(args.threads)}")
-    if args.file.endswith(".parquet"):
-        con.execute(
-            "CREATE TABLE r AS SELECT (row_number() OVER ()) - 1 AS rid, * FROM read_parquet(?)",
-            [args.file],
-        )
-    else:
-        err = _load_csv_as_facet_types(con, args.file, args.dc)
-        if err:
-            print(json.dumps({"error": err}))
-            return 2
-    types = {name: typ for name, typ, *_ in con.execute("DESCRIBE r").fetchall()}
-    used = {c for a, _, b in dvd.parse_dc(args.dc) for c in (dvd._col(a), dvd._col(b)) if c}
-    rows = con.execute("SELECT count(*) FROM r").fetchone()[0]
-    load = time.perf_counter() - t0
-    sql = dvd.dc_to_sql(args.dc)
-    t1 = time.perf_counter()
-    count = con.execute(sql).fetchone()[0]
-    seconds = time.perf_counter() - t1
-    print(
-        json.dumps(
-            {
-                "rows": rows,
-                "count": int(count),
-                "seconds": seconds,
-                "load_seconds": load,
-                "types": {c: types.get(c) for c in sorted(used)},
-                "sql": sql,
-                "threads": con.execute("SELECT current_setting('threads')").fetchone()[0],
-                "duckdb": duckdb.__version__,
-            }
-        )
-    )
-    return 0
-
-
-def _load_csv_as_facet_types(con, file: str, dc: str) -> str | None:
-    """DESIGN §1 CSV typing, as in ``detect_vs_duckdb.py``: columns compared with < <= > >=
-    are timestamps when more values parse as ISO dates/times than as numbers, else numbers
-    (BIGINT when all integral, else DOUBLE; what does not parse is NULL); the rest VARCHAR."""
-    src = "read_csv(?, all_varchar = true, header = true)"
-    con.execute(f"CREATE TABLE r0 AS SELECT * FROM {src}", [file])
-    names = [c[0] for c in con.execute("SELECT * FROM r0 LIMIT 0").description]
-    ordered = dvd.ordered_columns([dc]) & set(names)
-    kinds = {}
-    for n in ordered:
-        q = '"' + n.replace('"', '""') + '"'
-        n_num, n_ts = con.execute(
-            f"SELECT count(*) FILTER (WHERE regexp_full_match(trim({q}), '{dvd.NUMBER_RE}')), "
-            f"count(TRY_CAST(trim({q}) AS TIMESTAMP)) FROM r0"
-        ).fetchone()
-        if n_num == 0 and n_ts == 0:
-            return f"ordered column {n} has no number or timestamp value"
-        kinds[n] = "ts" if n_ts > n_num else "num"
-    exprs = []
-    for n in names:
-        q = '"' + n.replace('"', '""') + '"'
-        if kinds.get(n) == "ts":
-            exprs.append(f"TRY_CAST(trim({q}) AS TIMESTAMP) AS {q}")
-        elif kinds.get(n) == "num":
-            exprs.append(
-                f"CASE WHEN regexp_full_match(trim({q}), '{dvd.NUMBER_RE}') "
-                f"THEN CAST(trim({q}) AS DOUBLE) END AS {q}"
-            )
-        else:
-            exprs.append(q)
-    con.execute(
-        f"CREATE TABLE r AS SELECT (row_number() OVER ()) - 1 AS rid, {', '.join(exprs)} FROM r0"
-    )
-    con.execute("DROP TABLE r0")
-    for n, kind in kinds.items():
-        if kind != "num":
-            continue
-        q = '"' + n.replace('"', '""') + '"'
-        (frac,) = con.execute(f"SELECT count(*) FILTER (WHERE {q} <> floor({q})) FROM r").fetchone()
-        if frac == 0:
-            con.execute(f"ALTER TABLE r ALTER {q} TYPE BIGINT")
-    return None
-
+SLOWER_TOLERANCE = 1.10  # --baseline: "nothing got slower" = current median <= 1.10 x baseline
 
 # --------------------------------------------------------------------------------------------
 # single runs
 
 
-def _base(r: common.ProcResult) -> dict:
-    return {"status": r.status, "wall": r.wall_seconds, "rss": r.peak_rss_bytes,
-            "rc": r.returncode, "load1": [r.extra["load1_start"], r.extra["load1_end"]]}  # fmt: skip
-
-
-def _dir_bytes(d: Path) -> int:
-    return sum(p.stat().st_size for p in d.rglob("*") if p.is_file()) if d.exists() else 0
-
-
-def run_facet(
-    exe: str,
-    file: Path,
-    dc: str,
-    ctx: argparse.Namespace,
-    output: str = "count",
-    limit: int | None = None,
-) -> dict:
-    """One ``facet detect`` process; with ``output`` pairs/blocks, written to a fresh folder
-    under ``bench/work/out/`` whose size is recorded, then deleted (partial files included)."""
-    cmd = [exe, "detect", str(file), "--dc", dc, "--format", "json", "--exit-zero"]
-    out_dir = None
-    if output != "count":
-        out_dir = Path(ctx.work) / "out" / uuid.uuid4().hex[:12]
-        out_dir.mkdir(parents=True)
-        cmd += ["--output", output, "--out", str(out_dir / f"{output}.parquet")]
-        if limit is not None:
-            cmd += ["--limit", str(limit)]
-    try:
-        r = common.run_process(cmd, timeout=ctx.timeout, rss_limit=ctx.rss_limit, cwd=REPO)
-        out = _base(r)
-        if out_dir is not None:
-            target = out_dir / f"{output}.parquet"
-            out["out_bytes"] = target.stat().st_size if target.exists() else None
-            out["out_dir_bytes"] = _dir_bytes(out_dir)  # > out_bytes: a partial file was left
-    finally:
-        if out_dir is not None:
-            shutil.rmtree(out_dir, ignore_errors=True)
-    if r.status == "ok":
-        try:
-            doc = json.loads(r.stdout)
-            d = doc["dcs"][0]
-            out.update(
-                seconds=float(d["seconds"]),
-                violations=int(d["violations"]),
-                rows_involved=d.get("rows_involved"),
-                written=d.get("written"),
-                load_seconds=doc.get("load_seconds"),
-                warmup_seconds=doc.get("warmup_seconds"),
-                rows=doc.get("rows"),
-                canonical=d.get("dc"),
-            )
-        except (ValueError, KeyError, IndexError, TypeError) as e:
-            out.update(status="bad-output", error=f"{e}: {r.stdout[:500]!r}")
-    if out["status"] != "ok":
-        out["stderr_tail"] = r.stderr[-2000:]
-    return out
-
-
-def run_duckdb(file: Path, dc: str, ctx: argparse.Namespace) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--duckdb-worker", "--file", str(file),
-           "--dc", dc]  # fmt: skip
-    if ctx.duckdb_threads:
-        cmd += ["--threads", str(ctx.duckdb_threads)]
-    r = common.run_process(cmd, timeout=ctx.timeout, rss_limit=ctx.rss_limit, cwd=REPO)
-    out = _base(r)
-    if r.status == "ok":
-        try:
-            doc = json.loads(r.stdout.strip().splitlines()[-1])
-            out.update(
-                seconds=float(doc["seconds"]),
-                violations=int(doc["count"]),
-                load_seconds=doc["load_seconds"],
-                rows=doc["rows"],
-                types=doc["types"],
-                sql=doc["sql"],
-                threads=doc["threads"],
-            )
-        except (ValueError, KeyError, IndexError, TypeError) as e:
-            out.update(status="bad-output", error=f"{e}: {r.stdout[:500]!r}")
-    if out["status"] != "ok":
-        out["stderr_tail"] = r.stderr[-2000:]
-    return out
-
-
-def summarize(runs: list[dict]) -> dict:
-    s = dvd.summarize(runs)
-    ok = [r for r in runs if r["status"] == "ok"]
-    for key in ("out_bytes", "written"):
-        vals = [r.get(key) for r in ok if r.get(key) is not None]
-        if vals:
-            s["median_" + key] = common.median(vals)
-    partial = [
-        r.get("out_dir_bytes") for r in runs if r["status"] != "ok" and r.get("out_dir_bytes")
-    ]
-    if partial:
-        s["killed_out_bytes"] = max(partial)  # what a killed run had written so far
-    return s
+def run_facet(exe: str, file: Path, dc: str, ctx, output: str = "count", limit=None) -> dict:
+    return common.run_facet(
+        exe, file, dc, ctx.timeout, ctx.rss_limit, output, limit, Path(ctx.work) / "out"
+    )
 
 
 def _log(msg: str) -> None:
@@ -281,45 +104,32 @@ def _log_run(label: str, r: dict) -> None:
     )
 
 
-# --------------------------------------------------------------------------------------------
-# the facet under test
-
-LAUNCHER = """#!{python}
-import os, sys
-HERE = os.path.dirname(os.path.abspath(__file__))
-import facet
-assert os.path.abspath(facet.__file__).startswith(HERE + os.sep), facet.__file__
-from facet.cli import main
-sys.exit(main())
-"""
+def facets(ctx) -> list[tuple[str, str, str]]:
+    """The facets measured: (record key, label, executable) -- the current code, and with
+    ``--baseline`` the snapshot of that commit (``facet@<short sha>``)."""
+    out = [("facet", "facet", ctx.facet)]
+    if ctx.baseline_sha:
+        out.append(("baseline", ctx.baseline_name, ctx.baseline_facet))
+    return out
 
 
-def snapshot_facet(work: Path) -> tuple[str, str]:
-    """A private copy of the committed HEAD's facet (``git archive``), laid out as the
-    installed package (``facet/``, ``facet/kernels/``, ``facet/planner/``), and a launcher
-    for it: the code measured is exactly the commit recorded, whatever others edit in the
-    working tree meanwhile. Its numba cache lives in the copy. Returns (launcher, full sha)."""
-    sha = common._git("rev-parse", "HEAD")
-    if not sha:
-        raise SystemExit("--snapshot: not a git checkout")
-    root = work / f"snapshot-{sha[:12]}"
-    launcher = root / "facet_cli.py"
-    if launcher.exists():
-        return str(launcher), sha
-    tmp = work / f".snapshot-{sha[:12]}.tmp{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    archive = subprocess.run(
-        ["git", "archive", sha, "facet", "kernels", "planner"],
-        cwd=REPO, capture_output=True, check=True,
-    ).stdout  # fmt: skip
-    subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
-    for sub in ("kernels", "planner"):
-        (tmp / sub).rename(tmp / "facet" / sub)
-    (tmp / "facet_cli.py").write_text(LAUNCHER.format(python=sys.executable))
-    (tmp / "facet_cli.py").chmod(0o755)
-    tmp.rename(root)
-    return str(launcher), sha
+def baseline_fields(ctx, current: dict | None, base: dict | None, warm: dict | None) -> dict:
+    """A cell's record fields for ``--baseline`` (none without it): the baseline's summary,
+    ``ratio_to_baseline`` = current / baseline median DC seconds and ``within_10pct``
+    (current median <= 1.10 x baseline median)."""
+    if not ctx.baseline_sha:
+        return {}
+    cm = (current or {}).get("median_seconds")
+    bm = (base or {}).get("median_seconds")
+    return {
+        "baseline_system": ctx.baseline_name,
+        "baseline_ref": ctx.baseline,
+        "baseline_sha": ctx.baseline_sha,
+        "baseline": base,
+        "baseline_warmup": warm,
+        "ratio_to_baseline": cm / bm if cm is not None and bm else None,
+        "within_10pct": cm <= SLOWER_TOLERANCE * bm if cm is not None and bm is not None else None,
+    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -330,7 +140,7 @@ def tables(ctx: argparse.Namespace) -> dict[str, Path]:
     work = Path(ctx.work)
     out = {}
     if any(DCS[n][0] == "tax" for n in ctx.names):
-        out["tax"] = dvd.ensure_table(ctx.rows, ctx.seed, ctx.error_rate, work, ctx.timeout)
+        out["tax"] = common.tax_table(ctx.rows, ctx.seed, ctx.error_rate, work, ctx.timeout)
     if any(DCS[n][0] == "lineitem" for n in ctx.names):
         paths = tpch.lineitem(ctx.rows, work, ("parquet", "csv"))
         out["lineitem"] = paths[ctx.lineitem_format]
@@ -351,7 +161,7 @@ def prefix_file(full: Path, rows: int) -> Path:
 
 
 def params(ctx: argparse.Namespace) -> dict:
-    return {
+    p = {
         "rows": ctx.rows,
         "repeats": ctx.repeats,
         "timeout_s": ctx.timeout,
@@ -363,6 +173,9 @@ def params(ctx: argparse.Namespace) -> dict:
         "big_rows": ctx.big_rows,
         "facet_code": "snapshot of HEAD" if ctx.snapshot else "working tree",
     }
+    if ctx.baseline_sha:  # only then: keeps the keys of runs without a baseline as they were
+        p["baseline"] = ctx.baseline_sha
+    return p
 
 
 def run_key(ctx: argparse.Namespace) -> str:
@@ -410,36 +223,47 @@ def record(ctx: argparse.Namespace, kind: str, name: str, rows: int, file: Path,
     return rec
 
 
-def _warm(ctx, exe, file, dc, output="count", limit=None) -> dict:
+def _warm(ctx, label, exe, file, dc, output="count", limit=None) -> dict:
     w = run_facet(exe, file, dc, ctx, output, limit)
-    _log(f"  facet warm-up ({output}, {file.name}): {w['status']} wall {w['wall']:.2f}s")
+    _log(f"  {label} warm-up ({output}, {file.name}): {w['status']} wall {w['wall']:.2f}s")
     return {k: w.get(k) for k in ("status", "wall", "rss", "warmup_seconds", "seconds")}
 
 
-def count_cell(ctx, exe: str, name: str, file: Path, rows: int) -> dict:
-    """facet and DuckDB counts of DC ``name`` on ``file``, interleaved."""
-    dc = DCS[name][1]
-    _log(f"[count {name} @ {rows:,}] {dc}")
-    warm = _warm(ctx, exe, file, dc)
-    runs: dict[str, list[dict]] = {"facet": [], "duckdb": []}
+def _interleave(ctx, systems: list[tuple[str, str, Callable[[], dict]]], what: str) -> dict:
+    """``--repeats`` rounds, each running every (key, label, run) once, in order; a system
+    whose run was killed is not run again (DESIGN §6). Returns key -> list of runs."""
+    runs: dict[str, list[dict]] = {key: [] for key, _, _ in systems}
     stopped: set[str] = set()
     for i in range(ctx.repeats):
-        for system in ("facet", "duckdb"):
-            if system in stopped or system not in ctx.systems:
+        for key, label, go in systems:
+            if key in stopped:
                 continue
-            r = run_facet(exe, file, dc, ctx) if system == "facet" else run_duckdb(file, dc, ctx)
-            runs[system].append(r)
-            _log_run(f"{system} #{i + 1}", r)
+            r = go()
+            runs[key].append(r)
+            _log_run(f"{label}{what} #{i + 1}", r)
             if r["status"] in KILLED:
-                stopped.add(system)  # DESIGN §6: not repeated
-    summ = {s: summarize(v) for s, v in runs.items() if v}
-    counts = {s: v["violations"] for s, v in summ.items() if v["violations"] is not None}
-    if any(isinstance(c, list) for c in counts.values()):
-        check = "MISMATCH"  # one system gave different counts across runs
-    elif len(counts) == 2:
-        check = "equal" if counts["facet"] == counts["duckdb"] else "MISMATCH"
-    else:
-        check = "unchecked"
+                stopped.add(key)
+    return runs
+
+
+def count_cell(ctx, name: str, file: Path, rows: int) -> dict:
+    """The counts of DC ``name`` on ``file`` by facet (and its baseline) and DuckDB,
+    interleaved, after one untimed warm-up of each facet."""
+    dc = DCS[name][1]
+    _log(f"[count {name} @ {rows:,}] {dc}")
+    warm = {key: _warm(ctx, label, exe, file, dc) for key, label, exe in facets(ctx)}
+    systems = [
+        (key, label, functools.partial(run_facet, exe, file, dc, ctx))
+        for key, label, exe in facets(ctx)
+    ]
+    if "duckdb" in ctx.systems:
+        duck = functools.partial(
+            duckdb_worker.run, file, dc, ctx.timeout, ctx.rss_limit, ctx.duckdb_threads
+        )
+        systems.append(("duckdb", "duckdb", duck))
+    summ = {k: common.summarize_runs(v) for k, v in _interleave(ctx, systems, "").items() if v}
+    counts = {k: v["violations"] for k, v in summ.items() if v["violations"] is not None}
+    check = common.counts_check(counts)
     fm = summ.get("facet", {}).get("median_seconds")
     dm = summ.get("duckdb", {}).get("median_seconds")
     dstat = summ.get("duckdb", {}).get("status")
@@ -449,61 +273,72 @@ def count_cell(ctx, exe: str, name: str, file: Path, rows: int) -> dict:
         check=check,
         ratio=(dm / fm) if fm and dm else None,
         ratio_lower_bound=(ctx.timeout / fm) if fm and dstat == "timeout" else None,
-        facet=summ.get("facet"), facet_warmup=warm, duckdb=summ.get("duckdb"),
+        facet=summ.get("facet"), facet_warmup=warm["facet"], duckdb=summ.get("duckdb"),
+        **baseline_fields(ctx, summ.get("facet"), summ.get("baseline"), warm.get("baseline")),
     )  # fmt: skip
-    ratio = f"{rec['ratio']:.1f}x" if rec["ratio"] else "-"
-    _log(f"  -> {name} @ {rows:,}: counts {counts} ({check}), DuckDB/facet {ratio}")
+    ratios = [f"DuckDB/facet {rec['ratio']:.1f}x"] if rec["ratio"] else []
+    if rec.get("ratio_to_baseline"):
+        ratios.append(f"facet/{ctx.baseline_name} {rec['ratio_to_baseline']:.2f}x")
+    _log(f"  -> {name} @ {rows:,}: counts {counts} ({check}) {', '.join(ratios)}")
     if check == "MISMATCH":
-        _log(f"ERROR: {name} @ {rows:,}: facet and DuckDB counts differ: {counts}")
+        _log(f"ERROR: {name} @ {rows:,}: the systems' counts differ: {counts}")
     return rec
 
 
-def output_cell(ctx, exe, name, file, kind, count_rec: dict | None) -> dict:
+def output_cell(ctx, name, file, kind, count_rec: dict | None) -> dict:
+    """facet's (and its baseline's) ``--output kind`` runs, interleaved, each facet warmed on
+    a prefix first; checked against the count cell's violations."""
     dc = DCS[name][1]
     limit = ctx.pairs_limit if kind == "pairs" else None
     _log(f"[{kind} {name} @ {ctx.rows:,}] {dc}")
-    warm = _warm(ctx, exe, prefix_file(file, min(WARM_ROWS, ctx.rows)), dc, kind, limit)
-    runs = []
-    for i in range(ctx.repeats):
-        r = run_facet(exe, file, dc, ctx, kind, limit)
-        runs.append(r)
-        _log_run(f"facet {kind} #{i + 1}", r)
-        if r["status"] in KILLED:
-            break
-    s = summarize(runs)
+    small = prefix_file(file, min(WARM_ROWS, ctx.rows))
+    warm = {key: _warm(ctx, label, exe, small, dc, kind, limit) for key, label, exe in facets(ctx)}
+    systems = [
+        (key, label, functools.partial(run_facet, exe, file, dc, ctx, kind, limit))
+        for key, label, exe in facets(ctx)
+    ]
+    summ = {k: common.summarize_runs(v) for k, v in _interleave(ctx, systems, f" {kind}").items()}
+    s = summ["facet"]
     cf = (count_rec or {}).get("facet") or {}
     cs, cw = cf.get("median_seconds"), cf.get("median_wall_seconds")
     fs, fw = s.get("median_seconds"), s.get("median_wall_seconds")
-    check = "unchecked"
-    if s.get("violations") is not None and cf.get("violations") is not None:
-        check = "equal" if s["violations"] == cf["violations"] else "MISMATCH"
-        if check == "MISMATCH":
-            _log(f"ERROR: {name}: facet {kind} says {s['violations']}, count {cf['violations']}")
+    counts = {"count cell": cf.get("violations")}
+    counts.update({f"{label} {kind}": summ[key].get("violations") for key, label, _ in facets(ctx)})
+    counts = {k: v for k, v in counts.items() if v is not None}
+    check = common.counts_check(counts)
+    if check == "MISMATCH":
+        _log(f"ERROR: {name}: {kind} and count violations differ: {counts}")
+    extra = baseline_fields(ctx, s, summ.get("baseline"), warm.get("baseline"))
+    if extra:
+        bs = (extra["baseline"] or {}).get("median_seconds")
+        bc = ((count_rec or {}).get("baseline") or {}).get("median_seconds")
+        extra["baseline_ratio_to_count"] = bs / bc if bs and bc else None
     return record(
         ctx, kind, name, ctx.rows, file,
-        limit=limit, facet=s, facet_warmup=warm, check=check,
+        limit=limit, facet=s, facet_warmup=warm["facet"], check=check,
         count_seconds=cs, count_wall_seconds=cw,
         ratio_to_count=(fs / cs) if fs and cs else None,
         wall_ratio_to_count=(fw / cw) if fw and cw else None,
         lower_bound_ratio_to_count=(ctx.timeout / cs) if cs and s["status"] == "timeout" else None,
+        **extra,
     )  # fmt: skip
 
 
-def big_cell(ctx, exe) -> dict:
+def big_cell(ctx) -> dict:
     name = BIG_DC
     file = tpch.lineitem(ctx.big_rows, ctx.work, (ctx.lineitem_format,))[ctx.lineitem_format]
     _log(f"[big {name} @ {ctx.big_rows:,}] {DCS[name][1]}")
-    r = run_facet(exe, file, DCS[name][1], ctx)
+    r = run_facet(ctx.facet, file, DCS[name][1], ctx)
     _log_run("facet", r)
-    return record(ctx, "big", name, ctx.big_rows, file, facet=summarize([r]))
+    return record(ctx, "big", name, ctx.big_rows, file, facet=common.summarize_runs([r]))
 
 
 def run_all(ctx) -> int:
-    exe = ctx.facet
-    ok, why = dvd.facet_works(exe, Path(ctx.work))
-    if not ok:
-        _log(f"error: facet CLI not usable: {why}")
-        return 2
+    for _, label, exe in facets(ctx):
+        ok, why = common.facet_works(exe, Path(ctx.work))
+        if not ok:
+            _log(f"error: {label} CLI not usable: {why}")
+            return 2
     files = tables(ctx)
     done = {} if ctx.force else done_cells(ctx)
     failed = False
@@ -517,7 +352,7 @@ def run_all(ctx) -> int:
     counts = {}
     for name in ctx.names:
         file = files[DCS[name][0]]
-        rec = have("count", name, ctx.rows) or count_cell(ctx, exe, name, file, ctx.rows)
+        rec = have("count", name, ctx.rows) or count_cell(ctx, name, file, ctx.rows)
         counts[name] = rec
         failed |= rec["check"] == "MISMATCH"
         d = rec.get("duckdb") or {}
@@ -525,19 +360,17 @@ def run_all(ctx) -> int:
             continue  # DuckDB finished at --rows (at least once)
         for rows in [r for r in ctx.ladder if r < ctx.rows]:  # DuckDB did not finish: shrink
             small = prefix_file(file, rows)
-            lrec = have("count", name, rows) or count_cell(ctx, exe, name, small, rows)
+            lrec = have("count", name, rows) or count_cell(ctx, name, small, rows)
             failed |= lrec["check"] == "MISMATCH"
             if (lrec.get("duckdb") or {}).get("status") not in KILLED:
                 break
     for name in ctx.names:
         for kind in ctx.outputs:
             file = files[DCS[name][0]]
-            rec = have(kind, name, ctx.rows) or output_cell(
-                ctx, exe, name, file, kind, counts[name]
-            )
+            rec = have(kind, name, ctx.rows) or output_cell(ctx, name, file, kind, counts[name])
             failed |= rec["check"] == "MISMATCH"
     if ctx.big and (have("big", BIG_DC, ctx.big_rows) is None):
-        big_cell(ctx, exe)
+        big_cell(ctx)
     write_markdown(ctx)
     _log(f"results: {ctx.results} and {Path(ctx.results).with_suffix('.md')}")
     return 1 if failed else 0
@@ -625,8 +458,9 @@ def write_markdown(ctx, key: str | None = None) -> None:
     dcs_text = common.markdown_table(
         ["DC", "table", "text"], [[n, t, f"`{dc}`"] for n, (t, dc) in DCS.items()]
     )
-    out = ["", "## Pairs and blocks vs count", "", "facet only, at the full row count; "
-           f"pairs with `--limit {ctx.pairs_limit}`. Ratio = output median / count median "
+    out = ["", "## Pairs and blocks vs count", "", "facet only (the code under test), at the "
+           f"full row count; pairs with `--limit {ctx.pairs_limit}`. Ratio = output median / "
+           "count median "
            "(DC seconds, and wall). DESIGN §6 targets at 1M rows: blocks within 5x of count "
            "and under 2 GiB RSS for tax_salary_rate and li_price_discount, pairs within 2x "
            "(*meets target* is on DC seconds; `-` where no target applies).", ""]  # fmt: skip
@@ -687,13 +521,7 @@ def write_markdown(ctx, key: str | None = None) -> None:
         )
     if not big:
         tail.append("* not run")
-    loads = [
-        x
-        for r in recs
-        for side in ("facet", "duckdb")
-        for pair in (r.get(side) or {}).get("samples_load1", [])
-        for x in pair
-    ]
+    loads = common.load_samples(recs, ("facet", "baseline", "duckdb"))
     ladder_notes = []
     for name in DCS:
         cells = sorted((r for r in counts if r["dc_name"] == name), key=lambda r: -r["rows"])
@@ -725,8 +553,76 @@ def write_markdown(ctx, key: str | None = None) -> None:
     ]
     md = Path(ctx.results).with_suffix(".md")
     md.parent.mkdir(parents=True, exist_ok=True)
-    md.write_text("\n".join(head) + "\n" + table + "\n" + "\n".join(out) + "\n" + otable + "\n"
-                  + "\n".join(tail))  # fmt: skip
+    base = baseline_section(recs, p, commit)
+    md.write_text("\n".join(head) + "\n" + table + "\n" + "\n".join(base) + "\n".join(out) + "\n"
+                  + otable + "\n" + "\n".join(tail))  # fmt: skip
+
+
+def baseline_section(recs: list[dict], p: dict, commit: str) -> list[str]:
+    """``--baseline``: per cell, current and baseline medians, current/baseline, and whether
+    the current code is within 10% (nothing got slower). Empty without a baseline."""
+    cells = [r for r in recs if r.get("baseline_system")]
+    if not cells:
+        return []
+    order = {n: i for i, n in enumerate(DCS)}
+    kinds = {"count": 0, "blocks": 1, "pairs": 2}
+    cells.sort(key=lambda r: (kinds.get(r["kind"], 9), order[r["dc_name"]], -r["rows"]))
+    name, sha = cells[0]["baseline_system"], cells[0]["baseline_sha"]
+    current = f"{p['facet_code']}, git `{commit}`"
+    rows, slower, unknown = [], [], []
+    for r in cells:
+        f, b = r.get("facet") or {}, r.get("baseline") or {}
+        ratio, within = r.get("ratio_to_baseline"), r.get("within_10pct")
+        label = f"{r['dc_name']} {r['kind']} @ {r['rows']:,}"
+        if within is False:
+            slower.append(f"{label} ({ratio:.2f}x)")
+        elif within is None:
+            unknown.append(label)
+        rows.append(
+            [
+                r["dc_name"],
+                r["kind"],
+                f"{r['rows']:,}",
+                _secs(f, p["timeout_s"]),
+                _secs(b, p["timeout_s"]),
+                f"{ratio:.2f}x" if ratio else "-",
+                {True: "yes", False: "NO"}.get(within, "-"),
+                common.fmt_seconds(f.get("median_wall_seconds")),
+                common.fmt_seconds(b.get("median_wall_seconds")),
+                common.fmt_bytes(f.get("max_peak_rss_bytes")),
+                common.fmt_bytes(b.get("max_peak_rss_bytes")),
+                r.get("check", "-"),
+            ]
+        )
+    table = common.markdown_table(
+        ["DC", "cell", "rows", "facet s", f"{name} s", f"facet/{name}", "within 10%",
+         "facet wall s", f"{name} wall s", "facet peak RSS", f"{name} peak RSS", "counts"],
+        rows,
+    )  # fmt: skip
+    verdict = (
+        "**Nothing got slower**: every cell's current median is within "
+        f"{SLOWER_TOLERANCE:.2f}x of the baseline's"
+        if not slower
+        else f"**Slower than {SLOWER_TOLERANCE:.2f}x the baseline**: " + "; ".join(slower)
+    )
+    if unknown:
+        verdict += f" (not compared, a side did not finish: {'; '.join(unknown)})"
+    return [
+        "",
+        f"## Current vs baseline `{name}`",
+        "",
+        f"facet = the code under test ({current}); `{name}` = a snapshot of "
+        f"`{cells[0].get('baseline_ref')}` (`{sha}`). Both measured in the same run-set, runs "
+        "interleaved, each after its own warm-up; medians of the DC's `seconds`. "
+        f"facet/{name} < 1: the current code is faster; *within 10%*: current median <= "
+        f"{SLOWER_TOLERANCE:.2f} x baseline median. *counts*: the two (and DuckDB, and for "
+        "blocks/pairs the count cell) agree.",
+        "",
+        table,
+        "",
+        verdict + ".",
+        "",
+    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -765,6 +661,14 @@ def main(argv: list[str] | None = None) -> int:
         help="measure a private copy of the committed HEAD (bench/work/snapshot-SHA/), not the "
         "working tree that others may be editing",
     )
+    ap.add_argument(
+        "--baseline",
+        metavar="REF",
+        default=None,
+        help="also measure a private copy of commit REF (as --snapshot does HEAD) as system "
+        "facet@<short sha>, interleaved with the current code in the count and blocks/pairs "
+        "cells; the report gives current/baseline per DC and whether it is within 10%%",
+    )
     ap.add_argument("--force", action="store_true", help="re-run cells already recorded")
     ap.add_argument("--work", default=str(REPO / "bench" / "work"))
     ap.add_argument("--results", default=str(REPO / "bench" / "results" / f"{BENCH}.jsonl"))
@@ -773,14 +677,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only rewrite the markdown, from the latest run-set in --results",
     )
-    # worker mode (internal)
-    ap.add_argument("--duckdb-worker", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--file", help=argparse.SUPPRESS)
-    ap.add_argument("--dc", help=argparse.SUPPRESS)
-    ap.add_argument("--threads", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.duckdb_worker:
-        return duckdb_worker(args)
 
     args.names = [n.strip() for n in args.dcs.split(",") if n.strip()]
     args.systems = {s.strip() for s in args.systems.split(",") if s.strip()}
@@ -791,9 +688,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown DC {bad}, systems {sorted(args.systems)} or outputs {args.outputs}")
     if "facet" not in args.systems:
         ap.error("--systems must include facet")
-    args.rss_limit = (
-        int(args.rss_limit_gib * common.GIB) if args.rss_limit_gib else common.default_rss_limit()
-    )
+    args.rss_limit = common.rss_limit(args.rss_limit_gib)
     if args.report_only:  # the latest run-set in --results, whatever HEAD is now
         keys = [r["run_key"] for r in common.read_jsonl(args.results) if r.get("bench") == BENCH]
         if keys:
@@ -804,9 +699,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.snapshot:
         if args.facet:
             ap.error("--snapshot and --facet exclude each other")
-        args.facet, sha = snapshot_facet(Path(args.work))
+        args.facet, sha = common.snapshot_facet(Path(args.work), "HEAD")
         args.git_short, args.git_dirty = sha[: len(args.git_short)], False
-    args.facet = args.facet or dvd.facet_exe()
+    args.facet = args.facet or common.facet_exe()
+    args.baseline_sha = None
+    if args.baseline:
+        args.baseline_facet, args.baseline_sha = common.snapshot_facet(
+            Path(args.work), args.baseline
+        )
+        args.baseline_name = f"facet@{args.baseline_sha[: len(args.git_short)]}"
     args.run_id = uuid.uuid4().hex[:12]
     return run_all(args)
 

@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         "--snapshot",
         action="store_true",
         help="measure a private copy of the committed HEAD (bench/work/snapshot-SHA/, made by "
-        "fast_shapes.snapshot_facet), not the working tree others may be editing",
+        "common.snapshot_facet), not the working tree others may be editing",
     )
     ap.add_argument("--quick", action="store_true", help="smoke run: 10k rows, 1 repeat")
     ap.add_argument("--results", default=str(RESULTS / f"{BENCH}.jsonl"))
@@ -171,9 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         "facet_code": "working tree",
     }
     if args.snapshot:
-        import fast_shapes
-
-        launcher, sha = fast_shapes.snapshot_facet(REPO / "bench" / "work")
+        launcher, sha = common.snapshot_facet(REPO / "bench" / "work", "HEAD")
         FACET[:] = [sys.executable, launcher]
         info.update(git_commit=sha, git_dirty=False, facet_code="snapshot of HEAD")
     bad = 0
@@ -252,8 +250,7 @@ def main(argv: list[str] | None = None) -> int:
 def report(records: list[dict], path: Path) -> None:
     if not records:
         return
-    run = records[-1]["run_id"]
-    recs = [r for r in records if r.get("run_id") == run]
+    recs = common.latest_run(records)
     info = recs[0]
     loads = [x for r in recs for x in r["load_avg"]]
     names = list(dict.fromkeys(r["workload"] for r in recs))
