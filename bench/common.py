@@ -3,7 +3,7 @@
 * ``run_process``: run one command in its own process (own session), with a wall-clock and a
   peak-RSS watchdog; peak RSS from ``/usr/bin/time -f %M`` where it exists, else from the
   child's ``wait4`` rusage. Never raises for a failing command: the result says what happened.
-* ``machine_info``: what a result must carry to be comparable (DESIGN §6): date, nproc, total
+* ``machine_info``: what a result must carry to be comparable (bench/README.md "Rules"): date, nproc, total
   memory, CPU model, Python / library versions, git commit.
 * ``median``, ``append_jsonl``, ``read_jsonl``, ``latest_run``, ``markdown_table``,
   ``fmt_bytes``.
@@ -55,7 +55,7 @@ def total_memory_bytes() -> int | None:
 
 
 def default_rss_limit() -> int:
-    """Kill a run past 20 GiB RSS (DESIGN §6), or 85% of this machine's memory if less."""
+    """Kill a run past 20 GiB RSS (bench/README.md "Rules"), or 85% of this machine's memory if less."""
     mem = total_memory_bytes()
     return min(20 * GIB, int(0.85 * mem)) if mem else 20 * GIB
 

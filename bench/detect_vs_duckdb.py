@@ -10,7 +10,7 @@ times and interleaved, each in its own process under a watchdog:
   and its peak RSS. One untimed run per DC first warms the numba cache.
 * DuckDB: a fresh process (``bench/duckdb_worker.py``) loads the CSV into table ``r``
   (untimed; ``rid`` = 0-based row number; columns the DCs compare with ``< <= > >=`` typed as
-  numbers with DESIGN §1's number grammar, anything else NULL; all other columns VARCHAR), then
+  numbers with docs/semantics.md §4.3's number grammar, anything else NULL; all other columns VARCHAR), then
   times ``SELECT count(*) FROM r t, r t2 WHERE t.rid <> t2.rid AND ...``; plus its peak RSS.
 
 Counts must agree (exit 1 otherwise). Medians, all samples, the ratio
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
                 if r["status"] in ("timeout", "oom", "killed"):
-                    stopped.add(system)  # DESIGN §6: such a cell is not repeated
+                    stopped.add(system)  # bench/README.md: such a cell is not repeated
         summ = {s: common.summarize_runs(v) for s, v in runs.items()}
         counts = {s: v["violations"] for s, v in summ.items() if v["violations"] is not None}
         check = common.counts_check(counts)

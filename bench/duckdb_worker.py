@@ -4,11 +4,11 @@
 
 The worker (this file run as a script, one process per measured run) loads ``FILE`` into table
 ``r`` untimed -- ``rid`` = 0-based row number; Parquet natively; CSV typed as facet types it
-(DESIGN §1): columns the DC compares with ``< <= > >=`` are timestamps when more values parse
+(docs/semantics.md §4.3): columns the DC compares with ``< <= > >=`` are timestamps when more values parse
 as ISO dates/times than as numbers, else numbers (``BIGINT`` when every value is integral, else
 ``DOUBLE``; text that does not parse, such as ``NaN``, is NULL), every other column
 ``VARCHAR`` -- then times ``SELECT count(*) FROM r t, r t2 WHERE t.rid <> t2.rid AND ...``
-(ordered pairs, DESIGN §1's count) and prints one JSON line: ``rows``, ``count``, ``seconds``,
+(ordered pairs, docs/semantics.md §1's count) and prints one JSON line: ``rows``, ``count``, ``seconds``,
 ``load_seconds``, ``types`` (DuckDB's type of every column the DC uses), ``sql``, ``threads``,
 ``duckdb`` (its version); ``{"error": ...}`` and exit 2 when a column cannot be typed.
 
@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-NUMBER_RE = r"[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?"  # DESIGN §1, after trim
+NUMBER_RE = r"[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?"  # docs/semantics.md §4.3, after trim
 
 # --------------------------------------------------------------------------------------------
 # DC text -> SQL (the plain `not(t.A op t'.B and ...)` form used by the benchmarks)
@@ -62,7 +62,7 @@ def used_columns(dc: str) -> set[str]:
 
 
 def ordered_columns(dcs: list[str]) -> set[str]:
-    """Columns compared with < <= > >=, closed over column-to-column predicates (DESIGN §1)."""
+    """Columns compared with < <= > >=, closed over column-to-column predicates (docs/semantics.md §4.3)."""
     preds = [p for dc in dcs for p in parse_dc(dc)]
     ordered = {
         c for a, op, b in preds if op in ("<", "<=", ">", ">=") for c in (column(a), column(b))
@@ -102,7 +102,7 @@ def _quote(name: str) -> str:
 
 
 def load_csv_as_facet_types(con, file: str, dc: str) -> str | None:
-    """Table ``r`` from the CSV ``file``, typed as facet types a CSV for ``dc`` (DESIGN §1; see
+    """Table ``r`` from the CSV ``file``, typed as facet types a CSV for ``dc`` (docs/semantics.md §4.3; see
     the module docstring). Returns an error message, or None."""
     src = "read_csv(?, all_varchar = true, header = true)"
     con.execute(f"CREATE TABLE r0 AS SELECT * FROM {src}", [file])

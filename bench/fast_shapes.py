@@ -19,7 +19,7 @@ the watchdog of ``bench/common.py``:
   Counts must be equal wherever both finish (exit 1 otherwise).
 * **blocks / pairs** (per DC, facet only, full ``--rows``): ``--output blocks --out X.parquet``
   and ``--output pairs --limit 1000000 --out X.parquet``: DC seconds, wall, peak RSS, output
-  file size, and their ratio to the count cell's time (DESIGN §6 targets: blocks within 5x of
+  file size, and their ratio to the count cell's time (bench/README.md targets: blocks within 5x of
   count and under 2 GiB, pairs within 2x).
 * **big**: one facet count of ``li_price_discount`` on a ``--big-rows`` (10M) lineitem.
 
@@ -77,7 +77,7 @@ DCS = {  # id -> (table, DC text)
 }
 BIG_DC = "li_price_discount"
 KILLED = ("timeout", "oom", "killed")
-TARGETS = {"blocks": (5.0, 2 * common.GIB), "pairs": (2.0, None)}  # DESIGN §6, at 1M rows
+TARGETS = {"blocks": (5.0, 2 * common.GIB), "pairs": (2.0, None)}  # bench/README.md "Targets", at 1M rows
 BLOCK_TARGET_DCS = ("tax_salary_rate", "li_price_discount")
 WARM_ROWS = 10_000  # blocks/pairs warm the numba cache on a prefix this long
 SLOWER_TOLERANCE = 1.10  # --baseline: "nothing got slower" = current median <= 1.10 x baseline
@@ -231,7 +231,7 @@ def _warm(ctx, label, exe, file, dc, output="count", limit=None) -> dict:
 
 def _interleave(ctx, systems: list[tuple[str, str, Callable[[], dict]]], what: str) -> dict:
     """``--repeats`` rounds, each running every (key, label, run) once, in order; a system
-    whose run was killed is not run again (DESIGN §6). Returns key -> list of runs."""
+    whose run was killed is not run again (bench/README.md "Rules"). Returns key -> list of runs."""
     runs: dict[str, list[dict]] = {key: [] for key, _, _ in systems}
     stopped: set[str] = set()
     for i in range(ctx.repeats):
@@ -461,7 +461,7 @@ def write_markdown(ctx, key: str | None = None) -> None:
     out = ["", "## Pairs and blocks vs count", "", "facet only (the code under test), at the "
            f"full row count; pairs with `--limit {ctx.pairs_limit}`. Ratio = output median / "
            "count median "
-           "(DC seconds, and wall). DESIGN §6 targets at 1M rows: blocks within 5x of count "
+           "(DC seconds, and wall). bench/README.md targets at 1M rows: blocks within 5x of count "
            "and under 2 GiB RSS for tax_salary_rate and li_price_discount, pairs within 2x "
            "(*meets target* is on DC seconds; `-` where no target applies).", ""]  # fmt: skip
     orows = []
@@ -476,7 +476,7 @@ def write_markdown(ctx, key: str | None = None) -> None:
         if r["rows"] < 1_000_000 or (
             r["kind"] == "blocks" and r["dc_name"] not in BLOCK_TARGET_DCS
         ):
-            target = "-"  # DESIGN §6 sets these targets at 1M rows (blocks: two DCs)
+            target = "-"  # bench/README.md sets these targets at 1M rows (blocks: two DCs)
         elif ratio is not None:
             rss = f.get("max_peak_rss_bytes") or 0
             target = "yes" if ratio <= factor and (rss_cap is None or rss <= rss_cap) else "NO"

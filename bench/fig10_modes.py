@@ -4,7 +4,7 @@
         [--no-hospital] [--outputs count,pairs] [--modes sequential,parallel,cost-trie,freq-trie]
         [--timeout 600] [--quick]
 
-Workloads: the Tax samples ``tax_dirty_<size>.csv`` (``data/tax/``, else ``../shared/data/tax/``)
+Workloads: the Tax samples ``tax_dirty_<size>.csv`` (``data/tax/``)
 with ``data/tax/dc_rules.txt`` (20 DCs sharing ``phone = phone and zip = zip`` prefixes) and
 ``data/tax/dc_rules_relaxed.txt`` (7 long DCs with many violations), and
 ``data/holoclean-hospital/hospital.csv`` with its 15 HoloClean DCs. ``--sizes`` takes any of
@@ -68,7 +68,7 @@ def tax_file(size: str) -> Path:
         p = d / f"tax_dirty_{size}.csv"
         if p.exists():
             return p
-    raise SystemExit(f"tax_dirty_{size}.csv not found in data/tax or ../shared/data/tax")
+    raise SystemExit(f"tax_dirty_{size}.csv not found in data/tax")
 
 
 def workloads(args) -> list[tuple[str, Path, Path]]:

@@ -122,6 +122,11 @@ def load_now() -> list[float]:
 # (a) one inequality
 
 
+def bhsm_label(bins: int | str) -> str:
+    """``bhsm-<bins>``; ``bhsm-sqrt`` for square-root bins (``Config.bhsm_bins <= 0``)."""
+    return "bhsm-sqrt" if bins == "sqrt" or int(bins) <= 0 else f"bhsm-{bins}"
+
+
 def part_a(args, info: dict, run_id: str) -> list[dict]:
     rng = np.random.default_rng(args.seed)
     n = args.rows
@@ -159,7 +164,9 @@ def part_a(args, info: dict, run_id: str) -> list[dict]:
                 del out
         # what the planner picks for this inequality as a DC's first stage
         est = TableStatistics(s.engine.ctx, exact=False).cardinality(("a",))
-        planned = [c.algorithm for c in choose_inequalities([p_ineq], [est], n, DEFAULT)]
+        planned = [
+            c.algorithm for c in choose_inequalities([p_ineq], [est], n, DEFAULT, more_after=True)
+        ]
         for key in cells:
             alg, bins = key
             (g, tids, pairs), f = outs[key]
@@ -172,7 +179,7 @@ def part_a(args, info: dict, run_id: str) -> list[dict]:
                 "exp": k,
                 "cardinality": d,
                 "distinct": distinct,
-                "algorithm": alg if bins is None else f"bhsm-{bins[0]}",
+                "algorithm": alg if bins is None else bhsm_label(bins[0]),
                 "bins": None if bins is None else bins[1],
                 "threads": args.threads,
                 "refine_seconds": common.median(sm["refine"]),
@@ -436,7 +443,7 @@ def report(records: list[dict], path: Path) -> None:
             for c in cards
         ]
         lines.append(common.markdown_table(["a values", *algs], rows))
-        conf = f"bhsm-{cfg.bhsm_bins}"
+        conf = bhsm_label(cfg.bhsm_bins)
         x_ref = crossover(a, "refine_seconds", "hsm", conf)
         x_tot = crossover(a, "total_seconds", "hsm", conf, fewer_tids=True)
         lines += [
@@ -520,25 +527,26 @@ def report(records: list[dict], path: Path) -> None:
 def what_it_shows(a: list[dict], b: list[dict]) -> str:
     out = []
     hs = {r["cardinality"]: r for r in a if r["algorithm"] == "hsm"}
-    b5 = {r["cardinality"]: r for r in a if r["algorithm"] == f"bhsm-{DEFAULT.bhsm_bins}"}
+    conf = bhsm_label(DEFAULT.bhsm_bins)
+    b5 = {r["cardinality"]: r for r in a if r["algorithm"] == conf}
     if hs and b5 and set(hs) & set(b5):
         worst = max(
             (r["refine_seconds"] / hs[c]["refine_seconds"], c)
             for c, r in b5.items()
             if c in hs and hs[c]["refine_seconds"]
         )
-        xt = crossover(a, "total_seconds", "hsm", f"bhsm-{DEFAULT.bhsm_bins}", fewer_tids=True)
+        xt = crossover(a, "total_seconds", "hsm", conf, fewer_tids=True)
         big = max(set(hs) & set(b5))
         out.append(
             "(a) The inequality refinement itself is O(n log n) sorting plus O(1) per output "
             "group for every algorithm, so HSM is never slower than BHSM on its own "
-            f"(BHSM-{DEFAULT.bhsm_bins} up to {worst[0]:.1f}x HSM's time, at {worst[1]} values; "
+            f"({conf} up to {worst[0]:.1f}x HSM's time, at {worst[1]} values; "
             f"HSM {hs[big]['refine_seconds']:.3f} s at {big} values). The difference is what the "
             "next stage must read: HSM's groups carry R_{>v}, "
             f"{_n(hs[big]['out_tids'])} tids at {big} values against "
-            f"{_n(b5[big]['out_tids'])} for BHSM-{DEFAULT.bhsm_bins}; "
-            "counting that following refinement, BHSM-"
-            f"{DEFAULT.bhsm_bins} is faster from {xt if xt else 'no'} distinct values on. "
+            f"{_n(b5[big]['out_tids'])} for {conf}; "
+            f"counting that following refinement, {conf} "
+            f"is faster from {xt if xt else 'no'} distinct values on. "
             "BHSM needs about bins*n/2 + d*n/(2*bins) tids downstream, least at bins ~ sqrt(d), "
             "so a fixed bin count is best only near d ~ bins^2."
         )

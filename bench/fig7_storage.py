@@ -21,7 +21,7 @@ from a few rows to ~1/6 of the table and the hybrid switch has something to choo
 * ``neq``   ``not(t.g = t'.g and t.c != t'.c)``: g 20,000 values, c 8 uniform values.
 * ``eq``    ``not(t.g = t'.g and t.c = t'.c)``: same table, equalities only.
 * ``hugeGxC`` ``not(t.g = t'.g and t.c != t'.c)``: g of G uniform values, c of C uniform
-  values (DESIGN §6's case that should favour bitmaps: a non-equality on a few huge groups).
+  values (bench/README.md's case that should favour bitmaps: a non-equality on a few huge groups).
 
 Correctness: every configuration's blocks must hold the DC's violations exactly
 (sum over blocks of ``|L| |R| - |L ∩ R|`` = the counting path's count); exit 1 otherwise.

@@ -12,7 +12,7 @@ Built from the clean 40k-row sample of the Tax table (``tax_clean_0040k.csv``, s
   sample, whose salaries are the bracket tops 5000..100000) and ``rate`` is the sample's rate
   for ``(state, bracket)`` rounded to one decimal; the sample's schedules are non-decreasing in
   salary within each state. The sample's one ``NaN`` entry (CT, 10000) is kept as the text
-  ``NaN`` (NULL under DESIGN §1);
+  ``NaN`` (NULL under docs/semantics.md §4.3);
 * ``f_name`` and ``gender`` come from one sample row (the sample's ``f_name -> gender``),
   ``l_name`` from another, ``(marital_status, has_child)`` from a third;
 * exemptions are the sample's, which are a function of ``(state, marital_status, has_child)``.

@@ -309,7 +309,7 @@ def _write_counts(result: Result, path: str) -> None:
 
 
 def _reinterpretation_warnings(dcs: list[DC], enc: EncodedTable) -> list[str]:
-    """DESIGN §1: warn when one DC's order predicate turns another DC's =/!= column numeric."""
+    """docs/semantics.md §4.3: warn when one DC's order predicate turns another DC's =/!= column numeric."""
     out: list[str] = []
     seen: set[str] = set()
     for dc in dcs:

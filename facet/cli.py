@@ -1,4 +1,4 @@
-"""The ``facet`` command line (DESIGN §5).
+"""The ``facet`` command line (docs/semantics.md §7, §9).
 
 Exit codes: 0 no violations, 1 violations found, 2 bad usage / rules / data,
 3 internal failure.  Errors are one line on stderr (plus a caret line for DC

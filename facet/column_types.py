@@ -1,4 +1,4 @@
-"""Which columns the DCs use and in what type they compare (DESIGN §1 "Types").
+"""Which columns the DCs use and in what type they compare (docs/semantics.md §4).
 
 Columns linked by a column-to-column predicate form a *component*: they are
 compared with each other, so they share one type and one code space.  A
@@ -189,7 +189,7 @@ class TextColumn:
 
     @property
     def num_ok(self) -> pa.Array:
-        """True where the trimmed text is a number of DESIGN §1's grammar."""
+        """True where the trimmed text is a number of docs/semantics.md §4.3's grammar."""
         if self._num_ok is None:
             self._num_ok = pc.fill_null(pc.match_substring_regex(self.trimmed, NUMBER_RE), _FALSE)
         return self._num_ok

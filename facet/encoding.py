@@ -1,4 +1,4 @@
-"""Encoding the used columns as int codes (DESIGN §3 "Encoding").
+"""Encoding the used columns as int codes (docs/architecture.md "Types and encoding").
 
 Every component of columns (see :mod:`facet.column_types`) gets one code
 space shared by its columns and the constants they meet: dense ranks for
@@ -182,7 +182,7 @@ def _first_unparsed(raw: pa.Array, parsed: pa.Array) -> str:
 def _constant_value(
     const: Const, kind: str, column: str, use: ColumnUse, source: Source
 ) -> pa.Scalar:
-    """The constant in the column's comparison type (DESIGN §1: it takes the column's type)."""
+    """The constant in the column's comparison type (docs/semantics.md §4.4: it takes the column's type)."""
     where = use.constant_use[(column, const)].where()
     if kind == "text":
         return pa.scalar(const.text, pa.string())

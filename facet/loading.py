@@ -1,4 +1,4 @@
-"""Reading tables into Arrow (DESIGN §1 "Types", §3 data flow: source -> Arrow).
+"""Reading tables into Arrow (docs/semantics.md §4; docs/architecture.md "Data flow").
 
 CSV is read as text in the RFC 4180 dialect (quoted fields may hold newlines
 and doubled quotes); only an empty field, quoted or not, is NULL.  Parquet and

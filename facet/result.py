@@ -1,4 +1,4 @@
-"""Detection results: per-DC counts, JSON (DESIGN §5) and the text table."""
+"""Detection results: per-DC counts, JSON (docs/semantics.md §7) and the text table."""
 
 from __future__ import annotations
 

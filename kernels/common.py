@@ -1,4 +1,4 @@
-"""Shared numba helpers over pairs of tid sets (DESIGN §2 "Representation").
+"""Shared numba helpers over pairs of tid sets (docs/architecture.md "Pairs of tid sets").
 
 A batch of groups is a tid buffer ``buf`` (int32) and a descriptor array
 ``desc`` (int64, one row per group) of eight columns::

@@ -1,5 +1,5 @@
 """Counting sinks: exact per-row violation degrees without enumerating pairs
-(DESIGN §2 "Counting with t != t'").
+(docs/semantics.md §6).
 
 For each group ``(L, R)`` and the predicates still to apply, every row ``t`` of
 ``L`` gains ``#{t' in R : they hold}`` in ``deg_l`` and every ``t'`` of ``R``

@@ -1,5 +1,5 @@
 """Dominance decomposition of one inequality ``t.A op t'.B`` (CDQ divide and
-conquer; DESIGN §2 "three by CDQ").
+conquer; docs/semantics.md §6).
 
 The code range of a group is halved recursively: at a node ``[lo, hi]`` with
 midpoint ``mid``, every left tuple with ``A <= mid`` and every right tuple with

@@ -1,5 +1,5 @@
 """Pair expansion: the final groups (and any predicates still to check) out as
-explicit ``(t, t')`` pairs, in bounded chunks (DESIGN §2 sinks, ``pairs``).
+explicit ``(t, t')`` pairs, in bounded chunks (docs/semantics.md §7 ``pairs``).
 
 Resumable: a call fills at most ``cap`` pairs and returns where it stopped, so
 large outputs stream and ``--limit`` stops early.

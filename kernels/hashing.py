@@ -1,5 +1,5 @@
-"""Value hashing and HyperLogLog registers (paper §6.1; DESIGN §3 "HLL hashes
-values, not codes").
+"""Value hashing and HyperLogLog registers (paper §6.1; docs/architecture.md "Kernels": statistics
+hash values, not codes).
 
 Hashes depend only on values (UTF-8 bytes of text, the int64 of integers and
 timestamps, the IEEE bits of floats with -0.0 folded into 0.0), so sketches

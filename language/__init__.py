@@ -1,4 +1,4 @@
-"""The DC language (DESIGN §1): the AST in :mod:`.ast`, the text parser in :mod:`.parser`."""
+"""The DC language (docs/semantics.md §5): the AST in :mod:`.ast`, the text parser in :mod:`.parser`."""
 
 from .ast import DC, Col, Const, Predicate
 from .parser import parse_dc, parse_rules, read_rules

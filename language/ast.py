@@ -1,4 +1,4 @@
-"""Denial constraints as data (DESIGN §1, paper §3.1).
+"""Denial constraints as data (docs/semantics.md §1, paper §3.1).
 
 A DC is ``not(p1 and ... and pm)``; a predicate is ``X op Y`` where each
 operand is a column of tuple ``t`` (index 0) or ``t'`` (index 1), or a
@@ -54,7 +54,7 @@ class Col:
 class Const:
     """A constant.  ``text`` is the unquoted string, or the number as written.
 
-    The constant takes the type of the column it meets (DESIGN §1); ``quoted``
+    The constant takes the type of the column it meets (docs/semantics.md §4.4); ``quoted``
     records whether it was written as a string literal.
     """
 

@@ -1,4 +1,4 @@
-"""A DC in the shape the engine runs (DESIGN §1, paper §3.2).
+"""A DC in the shape the engine runs (docs/semantics.md §1, paper §3.2).
 
 Every predicate is oriented so that ``t`` is on the left:
 

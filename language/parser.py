@@ -1,4 +1,4 @@
-"""Parser for denial-constraint text (DESIGN §1 "DC text", §5 "DC text accepted").
+"""Parser for denial-constraint text (docs/semantics.md §5).
 
 One DC per line, in any of these spellings (tuple ``t`` is index 0, ``t'`` index 1)::
 
@@ -75,7 +75,7 @@ _PRIMES = frozenset("'′’")
 _FUNCTIONS = {"EQ": "=", "IQ": "!=", "NEQ": "!=", "LT": "<", "GT": ">", "LTE": "<=", "GTE": ">="}
 _FUNCTION_LIST = "EQ, IQ, NEQ, LT, GT, LTE, GTE"
 
-#: tuple-name conventions (DESIGN §1); the first name of each is tuple 0
+#: tuple-name conventions (docs/semantics.md §5); the first name of each is tuple 0
 _CONVENTIONS: tuple[tuple[str, str], ...] = (("t", "t'"), ("t1", "t2"), ("t0", "t1"), ("s", "t"))
 _TUPLE_NAMES = frozenset(n for conv in _CONVENTIONS for n in conv)
 _CONVENTION_LIST = "t/t', t1/t2, t0/t1 or s/t"
@@ -586,7 +586,7 @@ class _LineParser:
     # ----------------------------------------------------------------- tuple names
 
     def resolve(self, raw: list[_RawPredicate]) -> tuple[Predicate, ...]:
-        """Map tuple names to 0/1 by the one naming convention the DC uses (DESIGN §1)."""
+        """Map tuple names to 0/1 by the one naming convention the DC uses (docs/semantics.md §5)."""
         candidates = list(_CONVENTIONS)
         seen: list[str] = []
         for pred in raw:

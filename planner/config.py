@@ -63,7 +63,7 @@ class Config:
     #: a batch with less work (sum |L| + |R|) than this runs on one thread
     parallel_work: int = 1 << 16
     #: a group with at most this many candidate pairs (|L| * |R|) is finished
-    #: pair by pair ("nested"; DESIGN's tiny-group exception)
+    #: pair by pair ("nested"; docs/semantics.md §6's tiny-group exception)
     nested_pairs: int = 4096
     #: tids of work (sum |L| + |R|) per refinement call on the pairs/blocks path
     batch_work: int = 1 << 22

@@ -1,10 +1,10 @@
-"""The obvious O(n^2) evaluator of DESIGN §1 — the reference every engine is compared with.
+"""The obvious O(n^2) evaluator of docs/semantics.md — the reference every engine is compared with.
 
 It works on a *typed* Arrow table (ints, floats, decimals, strings, bools, binary,
 timestamps and dates; NULLs) and deliberately does the dumbest correct thing: plain
 Python loops over every ordered pair of row positions.  Keep tables small (n <= ~300).
 
-Semantics (DESIGN §1):
+Semantics (docs/semantics.md):
 
 * two-tuple DC: the ordered pairs ``(t, t')`` of row positions with ``t != t'`` for which
   every predicate holds; single-tuple DC: the row positions for which every predicate holds;
@@ -50,7 +50,7 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
     ">=": operator.ge,
 }
 
-# DESIGN §1 number grammar (ASCII digits only).
+# docs/semantics.md §4.3 number grammar (ASCII digits only).
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _ISO = re.compile(
@@ -265,7 +265,7 @@ def naive_rows_involved(table: pa.Table, dc: DC) -> int:
 
 
 def naive_cells(table: pa.Table, dc: DC) -> dict[tuple[int, str], int]:
-    """DESIGN §5 ``cells``: each violation adds 1 to every cell its rows' sides touch.
+    """docs/semantics.md §7 ``cells``: each violation adds 1 to every cell its rows' sides touch.
 
     For a two-tuple violation ``(t, t')`` the cells are ``(t, A)`` for every column ``A`` of
     ``t`` in any predicate and ``(t', B)`` for every column ``B`` of ``t'``; for a single-tuple

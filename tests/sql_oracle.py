@@ -1,4 +1,4 @@
-"""DuckDB self-join oracle for CSV files under DESIGN §1's CSV typing.
+"""DuckDB self-join oracle for CSV files under docs/semantics.md §4.3's CSV typing.
 
 Written independently of facet's loader: the CSV is read by DuckDB as text (only empty
 fields, quoted or not, are NULL; ``NA``, ``N/A``, ``null`` stay text; RFC 4180 quoting with
@@ -54,7 +54,7 @@ __all__ = [
     "read_csv_records",
 ]
 
-# DESIGN §1 number grammar; ASCII digits only (Python's \d would accept other scripts).
+# docs/semantics.md §4.3 number grammar; ASCII digits only (Python's \d would accept other scripts).
 NUMBER_RE = r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
 INT_RE = r"[+-]?[0-9]+"
 # ISO-8601 date, or date-time with optional seconds, fraction and offset (Z or +HH:MM).

@@ -1,4 +1,4 @@
-"""The command line contract (DESIGN §5): JSON, pair files, exit codes, one-line errors."""
+"""The command line contract (docs/semantics.md §7, §9): JSON, pair files, exit codes, one-line errors."""
 
 from __future__ import annotations
 

@@ -523,7 +523,7 @@ def _arrow_con() -> duckdb.DuckDBPyConnection:
 
 
 def _duckdb_arrow_pairs(table: pa.Table, dc: DC) -> set:
-    """DuckDB over the Arrow table; NaN -> NULL and -0.0 -> 0.0 as in DESIGN §1."""
+    """DuckDB over the Arrow table; NaN -> NULL and -0.0 -> 0.0 as in docs/semantics.md §2, §4."""
     con = _arrow_con()
     cols = []
     for name, typ in zip(table.column_names, table.schema.types):

@@ -1,4 +1,4 @@
-"""Tests of the DC text parser (``facet/language/parser.py``, DESIGN §1 "DC text", §5)."""
+"""Tests of the DC text parser (``facet/language/parser.py``, docs/semantics.md §5)."""
 
 from __future__ import annotations
 

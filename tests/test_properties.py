@@ -1,4 +1,4 @@
-"""Property tests: facet equals the naive O(n^2) evaluator (DESIGN §6).
+"""Property tests: facet equals the naive O(n^2) evaluator (bench/README.md "Rules").
 
 Random small typed tables (NULLs, NaN, ties, duplicate rows, ints/floats/strings,
 1-60 rows) and random DCs (1-5 predicates, all six operators, same- and

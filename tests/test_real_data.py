@@ -1,4 +1,4 @@
-"""facet on every real data file + rules file of ../shared/data (DESIGN §6).
+"""facet on every real data file + rules file of data/ (bench/README.md "Rules").
 
 Counts must equal the published expected counts; pair sets and rows involved
 must equal DuckDB self-joins (tests/sql_oracle.py), for every DC.

@@ -24,7 +24,7 @@ HEADER = SAMPLE.read_text().splitlines()[0].split(",")
 
 NUM = r"[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?"
 
-# DC name -> WHERE clause over t, t2 (ordered pairs, t.rid <> t2.rid), DESIGN §1 semantics
+# DC name -> WHERE clause over t, t2 (ordered pairs, t.rid <> t2.rid), docs/semantics.md §1 semantics
 DCS = {
     "zip_city": "t.zip = t2.zip AND t.city <> t2.city",
     "zip_state": "t.zip = t2.zip AND t.state <> t2.state",

@@ -1,4 +1,4 @@
-"""Pairs of tid sets as columnar batches (DESIGN §2, paper §3.2).
+"""Pairs of tid sets as columnar batches (docs/architecture.md "Pairs of tid sets", paper §3.2).
 
 :class:`Groups` wraps the ``(buf, desc)`` layout of :mod:`facet.kernels.common`
 with the cheap whole-batch operations the engine needs (sizes, selection,

@@ -1,4 +1,4 @@
-"""Streaming Arrow batches to Parquet, CSV or Arrow IPC files (DESIGN §5 "Pair files").
+"""Streaming Arrow batches to Parquet, CSV or Arrow IPC files (docs/semantics.md §7).
 
 Output goes to a temporary file next to the target and is renamed into place
 only when complete, so a failed run leaves nothing half-written.
