@@ -29,7 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-NUMBER_RE = r"[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?"  # docs/semantics.md §4.3, after trim
+#: the number grammar of docs/semantics.md §4.3 (after trimming)
+NUMBER_RE = r"[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?"
 
 # --------------------------------------------------------------------------------------------
 # DC text -> SQL (the plain `not(t.A op t'.B and ...)` form used by the benchmarks)

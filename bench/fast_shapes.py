@@ -77,7 +77,8 @@ DCS = {  # id -> (table, DC text)
 }
 BIG_DC = "li_price_discount"
 KILLED = ("timeout", "oom", "killed")
-TARGETS = {"blocks": (5.0, 2 * common.GIB), "pairs": (2.0, None)}  # bench/README.md "Targets", at 1M rows
+#: bench/README.md "Targets", at 1M rows
+TARGETS = {"blocks": (5.0, 2 * common.GIB), "pairs": (2.0, None)}
 BLOCK_TARGET_DCS = ("tax_salary_rate", "li_price_discount")
 WARM_ROWS = 10_000  # blocks/pairs warm the numba cache on a prefix this long
 SLOWER_TOLERANCE = 1.10  # --baseline: "nothing got slower" = current median <= 1.10 x baseline
