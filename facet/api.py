@@ -7,11 +7,11 @@ engine -> sinks -> :class:`Result` (docs/architecture.md).
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -21,16 +21,25 @@ from facet.encoding import EncodedTable, encode
 from facet.engine import ENGINES, create_engine
 from facet.engine.multi import MODES, count_all, shared_groups
 from facet.engine.session import Session
-from facet.engine.warmup import warmup
+from facet.engine.warmup import loaded, run_kernels, warmup
 from facet.errors import FacetInputError
 from facet.language.ast import DC
 from facet.language.parser import parse_dc, parse_rules, read_rules
 from facet.loading import load
 from facet.planner.config import DEFAULT, Config
 from facet.planner.explain import plan_record, with_actuals
+from facet.progress import (
+    DeadlineExceeded,
+    Monitor,
+    ProgressCallback,
+    available_memory,
+    deadline_in,
+    human_bytes,
+    kernels_cache_cold,
+)
 from facet.result import DCResult, Result
 from facet.sinks.arrow import BLOCK_SCHEMA, PAIR_SCHEMA
-from facet.sinks.files import TableWriter, out_format
+from facet.sinks.files import TableWriter, TextFile, out_format
 
 OUTPUTS = ("count", "pairs", "blocks")
 RulesLike = str | os.PathLike | Iterable[str | DC] | None
@@ -53,6 +62,11 @@ def load_dcs(rules: RulesLike = None, dcs: Iterable[str | DC] | None = None) -> 
     for i, d in enumerate(dcs or []):
         out.extend([d] if isinstance(d, DC) else parse_dc(d, source="--dc", line=i + 1))
     if not out:
+        if isinstance(rules, os.PathLike | str) and rules is not None and _looks_like_path(rules):
+            raise FacetInputError(
+                f"{os.fspath(rules)}: no DC in the rules file (only comments or blank lines); "
+                "write one DC per line, e.g. not(t.zip = t'.zip and t.city != t'.city)"
+            )
         raise FacetInputError("no denial constraints given; pass a rules file or --dc TEXT")
     return [d.with_id(i) for i, d in enumerate(out)]
 
@@ -85,21 +99,37 @@ def open_session(
     on_warning: Callable[[str], None] | None = None,
     config: Config | None = None,
     engine: str = "local",
+    outputs: tuple[str, ...] = ("count",),
+    execute: bool = True,
+    monitor: Monitor | None = None,
 ) -> Opened:
     """Parse the DCs, load the columns they use, type and encode them, and
-    open a session on the engine."""
+    open a session on the engine.  ``outputs`` / ``execute``: the outputs the run
+    plans and whether it runs those plans (the kernels it warms up front).
+    ``monitor``: the run's progress events and deadline (the phases ``load``,
+    ``compile`` or ``warmup``, ``encode``)."""
     if engine not in ENGINES:
         raise FacetInputError(f"unknown engine '{engine}'; use one of {', '.join(ENGINES)}")
     config = config or DEFAULT
     dc_list = load_dcs(rules, dcs)
     schema_map = parse_schema(schema)
     use = analyze(dc_list)
+    monitor = monitor or Monitor()
     t0 = time.perf_counter()
+    monitor.start("load")
     source = load(data, columns=use.columns + [c for c in schema_map if c not in use.columns])
+    monitor.end()
     load_seconds = time.perf_counter() - t0
-    warm = warmup()
+    kernels = run_kernels(dc_list, config, outputs, source=source, execute=execute)
+    # a cold numba cache is told apart only for someone watching (it costs an import)
+    cold = monitor.callback is not None and kernels_cache_cold(kernels - loaded())
+    monitor.start("compile" if cold else "warmup")
+    warm = warmup(kernels)
+    monitor.end()
     t1 = time.perf_counter()
+    monitor.start("encode")
     enc = encode(source, use, schema_map, config)
+    monitor.end()
     warnings = list(enc.warnings) + _reinterpretation_warnings(dc_list, enc)
     for w in warnings:
         if on_warning is not None:
@@ -126,7 +156,15 @@ def explain(
     if output not in OUTPUTS:
         raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
     opened = open_session(
-        data, rules, dcs=dcs, schema=schema, on_warning=on_warning, config=config, engine=engine
+        data,
+        rules,
+        dcs=dcs,
+        schema=schema,
+        on_warning=on_warning,
+        config=config,
+        engine=engine,
+        outputs=(output,),
+        execute=analyze,
     )
     session = opened.session
     session.estimates = True
@@ -171,6 +209,8 @@ def detect(
     config: Config | None = None,
     mode: str = "sequential",
     engine: str = "local",
+    progress: ProgressCallback | None = None,
+    timeout: float | None = None,
 ) -> Result:
     """Find every violation of the DCs in ``data``.
 
@@ -184,22 +224,123 @@ def detect(
     ``mode``: how many DCs run -- ``sequential``, ``parallel``, ``cost-trie`` or
     ``freq-trie`` (shared refinement prefixes); every mode gives the same answers.
     ``engine``: ``"local"`` (this machine, all cores).
+
+    ``progress``: called with a :class:`facet.progress.ProgressEvent` at each
+    step -- ``event.phase`` (``"load"``, ``"compile"`` when numba compiles the
+    kernels, which happens on the first run only, or else ``"warmup"``,
+    ``"encode"``, ``"count"``, ``"write"``), ``event.done`` and ``event.total``
+    (DCs counted of all for ``count``; pairs, or blocks, listed of all for
+    ``write``, whose total is ``None`` for blocks until the last event; 1 step
+    for the other phases) and ``event.dc`` (the DC's index, or ``None``).  Each
+    phase begins with ``done == 0`` and ends with ``done == total``; ``write``
+    comes only with pairs, blocks or ``out``.  In ``parallel`` mode ``count``
+    events come from worker threads, one call at a time.  An exception the
+    callback raises stops the run.
+
+    ``timeout``: seconds of wall-clock time for the whole run; past it the run
+    stops with :class:`facet.progress.DeadlineExceeded` and leaves nothing at
+    ``out``.  It is checked between phases, DCs and batches of pairs, and on the
+    main thread a ``SIGALRM`` (unless the program uses one itself) also stops
+    long computations -- a running numba kernel finishes its call first.
+
+    Pairs or blocks kept in memory (no ``out``) are first checked against the
+    memory available (``$FACET_MEMORY_AVAILABLE`` overrides the figure): a DC
+    whose pairs would not fit raises :class:`FacetInputError` before any is listed.
     """
     if output not in OUTPUTS:
         raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
     if limit is not None and limit < 0:
         raise FacetInputError(f"--limit must be >= 0, got {limit}")
+    if timeout is not None and not (0 < timeout < float("inf")):
+        raise FacetInputError(f"--timeout must be a number of seconds > 0, got {timeout}")
     out_path = None if out is None else os.fspath(out)
     if out_path is not None:
         out_format(out_path, allow_json=output == "count")
     if mode not in MODES:
         raise FacetInputError(f"unknown mode '{mode}'; use one of {', '.join(MODES)}")
+    monitor = Monitor(progress, timeout)
+    run = _Run()
+    try:
+        try:
+            with monitor.alarm():
+                result = _detect(
+                    run,
+                    monitor,
+                    data,
+                    rules,
+                    dcs=dcs,
+                    output=output,
+                    out_path=out_path,
+                    limit=limit,
+                    schema=schema,
+                    on_warning=on_warning,
+                    config=config,
+                    mode=mode,
+                    engine=engine,
+                )
+                monitor.check()  # the deadline covers everything but the final rename
+        except SystemError as err:  # the alarm went off as a kernel returned
+            exceeded = deadline_in(err)
+            if exceeded is None:
+                raise
+            raise DeadlineExceeded(exceeded.seconds, exceeded.where) from err
+        if run.pending is not None:
+            run.pending.close()  # publish: rename into place
+            run.pending = None
+        if monitor.phase == "write":
+            monitor.end()
+        return result
+    finally:
+        if run.pending is not None:
+            run.pending.abort()
+        if run.session is not None:
+            run.session.monitor = None
+
+
+@dataclass
+class _Run:
+    """What a failed or stopped :func:`detect` must clean up."""
+
+    session: Session | None = None
+    #: the output file written but not yet renamed into place
+    pending: Any = None
+
+
+def _detect(
+    run: _Run,
+    monitor: Monitor,
+    data: Any,
+    rules: RulesLike,
+    *,
+    dcs: Iterable[str | DC] | None,
+    output: str,
+    out_path: str | None,
+    limit: int | None,
+    schema: str | dict[str, str] | None,
+    on_warning: Callable[[str], None] | None,
+    config: Config | None,
+    mode: str,
+    engine: str,
+) -> Result:
     opened = open_session(
-        data, rules, dcs=dcs, schema=schema, on_warning=on_warning, config=config, engine=engine
+        data,
+        rules,
+        dcs=dcs,
+        schema=schema,
+        on_warning=on_warning,
+        config=config,
+        engine=engine,
+        outputs=("count", output),  # counts first, then pairs / blocks
+        monitor=monitor,
     )
     session, dc_list = opened.session, opened.session.dcs
+    run.session = session
+    session.monitor = monitor
+    monitor.describe = lambda i: _describe(dc_list[i], i)
     shared = opened.encode_seconds / len(dc_list)
+    monitor.start("count", len(dc_list))
     counts = count_all(session, mode)
+    monitor.end()
     results = [
         DCResult(
             dc.id if dc.id is not None else i,
@@ -227,36 +368,38 @@ def detect(
     )
     if output == "count":
         if out_path is not None:
-            _write_counts(result, out_path)
+            monitor.start("write", 1)
+            run.pending = _counts_file(result, out_path)
         return result
     session.limit = limit
+    if out_path is None:
+        _check_memory(session, results, output, limit)
     schema_out = PAIR_SCHEMA if output == "pairs" else BLOCK_SCHEMA
     produce = session.dc_pairs if output == "pairs" else session.dc_blocks
+    expected = None
+    if output == "pairs":
+        expected = sum(r.violations if limit is None else min(r.violations, limit) for r in results)
+    monitor.start("write", expected)
     finals, shared_out = shared_groups(session, mode, output)
-    writer: TableWriter | None = None
     kept: list[pa.RecordBatch] = []
-    try:
-        if out_path is not None:
-            writer = TableWriter(out_path, schema_out)
-        for i, res in enumerate(results):
-            t = time.perf_counter()
-            written = 0
-            res.seconds += shared_out.get(i, 0.0)
-            for batch in produce(i, limit, finals.get(i)):
-                written += batch.num_rows
-                if writer is not None:
-                    writer.write(batch)
-                else:
-                    kept.append(batch)
-            res.written = written
-            res.seconds += time.perf_counter() - t
-        if writer is not None:
-            writer.close()
-    except BaseException:
-        if writer is not None:
-            writer.abort()
-        raise
-    if writer is None:
+    if out_path is not None:
+        run.pending = TableWriter(out_path, schema_out)
+    for i, res in enumerate(results):
+        t = time.perf_counter()
+        written = 0
+        res.seconds += shared_out.get(i, 0.0)
+        for batch in produce(i, limit, finals.get(i)):
+            written += batch.num_rows
+            if run.pending is not None:
+                run.pending.write(batch)
+            else:
+                kept.append(batch)
+            monitor.advance(batch.num_rows if output == "pairs" else 0, i)
+        if output == "blocks":
+            monitor.advance(written, i)
+        res.written = written
+        res.seconds += time.perf_counter() - t
+    if out_path is None:
         table = pa.Table.from_batches(kept, schema=schema_out)
         if output == "pairs":
             result._pairs = table
@@ -265,24 +408,79 @@ def detect(
     return result
 
 
-def _write_counts(result: Result, path: str) -> None:
+def _describe(dc: DC, i: int) -> str:
+    """``DC 4 (rules.txt:5)`` for messages."""
+    where = dc.where()
+    return f"DC {i}" if where.startswith("DC") else f"DC {i} ({where})"
+
+
+#: bytes of one pair kept in memory (``dc``, ``t1``, ``t2``: int64 each)
+PAIR_BYTES = 24
+
+
+def _check_memory(
+    session: Session, results: list[DCResult], output: str, limit: int | None
+) -> None:
+    """Refuse (exit 2) pairs or blocks that would not fit in the memory
+    available, before listing any: pairs are known exactly from the counts;
+    blocks are estimated from the plan (each dominance split copies its tids
+    once per halving of the code range)."""
+    available = available_memory()
+    if available is None:
+        return
+    need: list[int] = []
+    for i, res in enumerate(results):
+        n = res.violations if limit is None else min(res.violations, limit)
+        if output == "pairs" or res.arity == 1:
+            need.append(n * PAIR_BYTES if output == "pairs" else n * 8)
+            continue
+        plan = session.plan(i, "blocks")
+        assert plan is not None  # a two-tuple DC
+        side = plan.left_rows + plan.right_rows
+        tids = float(side)
+        for stage in plan.stages:
+            if stage.algorithm == "cdq":
+                tids *= max(1.0, math.log2(max(stage.cardinality or session.rows, 2)))
+        # a block of k tids stands for about k / 2 pairs or more
+        tids = min(tids, 2.0 * res.violations + side)
+        if limit is not None:
+            tids = min(tids, float(limit) * side)
+        need.append(int(tids * 8))
+    total = sum(need)
+    if total <= available:
+        return
+    i = max(range(len(need)), key=need.__getitem__)
+    what = "violating pairs" if output == "pairs" else "blocks"
+    n = results[i].violations if limit is None else min(results[i].violations, limit)
+    count = f"{n:,} {what}" if output == "pairs" else what
+    everything = f" ({human_bytes(total)} for all DCs)" if total > need[i] else ""
+    raise FacetInputError(
+        f"{_describe(session.dcs[i], i)}: keeping its {count} in memory takes about "
+        f"{human_bytes(need[i])}{everything}, more than the {human_bytes(available)} "
+        "available; stream them to a file with --out FILE, keep fewer with --limit N, "
+        "or count only with --output count"
+    )
+
+
+def _counts_file(result: Result, path: str) -> Any:
+    """The per-DC counts written to a temporary file next to ``path``: JSON (the
+    document) or a table whose columns are the JSON entries' keys; the caller
+    renames it into place (``close()``) or removes it (``abort()``)."""
     import json
 
-    fmt = out_format(path, allow_json=True)
-    if fmt == "json":
-        tmp = path + ".part"
+    if out_format(path, allow_json=True) == "json":
+        f = TextFile(path)
         try:
-            Path(tmp).write_text(json.dumps(result.to_dict(), indent=2) + "\n")
-            os.replace(tmp, path)
+            f.write(json.dumps(result.to_dict(), indent=2) + "\n")
         except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+            f.abort()
             raise
-        return
+        return f
     schema = pa.schema(
         [
-            ("dc", pa.int64()),
+            ("id", pa.int64()),
             ("name", pa.string()),
-            ("text", pa.string()),
+            ("dc", pa.string()),
             ("violations", pa.int64()),
             ("rows_involved", pa.int64()),
             ("seconds", pa.float64()),
@@ -295,17 +493,17 @@ def _write_counts(result: Result, path: str) -> None:
             pa.array([d.dc for d in result.dcs], pa.string()),
             pa.array([d.violations for d in result.dcs], pa.int64()),
             pa.array([d.rows_involved for d in result.dcs], pa.int64()),
-            pa.array([d.seconds for d in result.dcs], pa.float64()),
+            pa.array([round(d.seconds, 6) for d in result.dcs], pa.float64()),
         ],
         schema=schema,
     )
     w = TableWriter(path, schema)
     try:
         w.write(batch)
-        w.close()
     except BaseException:
         w.abort()
         raise
+    return w
 
 
 def _reinterpretation_warnings(dcs: list[DC], enc: EncodedTable) -> list[str]:

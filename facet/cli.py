@@ -1,7 +1,7 @@
 """The ``facet`` command line (docs/semantics.md §7, §9).
 
-Exit codes: 0 no violations, 1 violations found, 2 bad usage / rules / data,
-3 internal failure.  Errors are one line on stderr (plus a caret line for DC
+Exit codes: 0 no violations, 1 violations found, 2 bad usage / rules / data
+(also pairs that would not fit in memory), 3 internal failure or ``--timeout``.  Errors are one line on stderr (plus a caret line for DC
 syntax errors); tracebacks only with ``--debug``.
 """
 
@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import shutil
 import signal
 import sys
+import textwrap
 import threading
 import traceback
-from typing import Any
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING, Any
 
 from facet.engine import ENGINES
 from facet.errors import (
@@ -24,7 +29,15 @@ from facet.errors import (
     FacetInputError,
 )
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from facet.progress import DeadlineExceeded
+
 PROG = "facet"
+
+#: the terminal display of a run (``facet.progress.TerminalProgress``), while one is shown
+_display: Any = None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,6 +54,16 @@ def _nonneg_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
     if v < 0:
         raise argparse.ArgumentTypeError(f"expected a number >= 0, got {v}")
+    return v
+
+
+def _seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got '{text}'") from None
+    if not (0 < v < math.inf):
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got '{text}'")
     return v
 
 
@@ -106,6 +129,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="how several DCs run: one by one, on parallel threads, or sharing refinement "
         "prefixes in a trie (cost- or frequency-ordered); answers are the same",
     )
+    d.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop after SECONDS of wall-clock time: exit 3, one line, nothing left at --out",
+    )
+    d.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="no progress display and no informational lines on stderr "
+        "(warnings and errors still print)",
+    )
     d.add_argument("--exit-zero", action="store_true", help="exit 0 even when violations are found")
     d.add_argument("--debug", action="store_true", help="show tracebacks on errors")
 
@@ -135,62 +171,206 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _print_pairs_text(result: Any, out: Any) -> None:
-    kind = result.output
-    table = result.pairs() if kind == "pairs" else result.blocks()
+def _listed(result: Any) -> Iterator[tuple[int, list[pa.RecordBatch]]]:
+    """The pairs (blocks) kept in ``result``, as ``(dc id, batches)`` in id order."""
+    import pyarrow.compute as pc
+
+    table = result.pairs() if result.output == "pairs" else result.blocks()
+    by_dc: dict[int, list[Any]] = {d.id: [] for d in result.dcs}
+    for batch in table.to_batches():
+        if batch.num_rows == 0:
+            continue
+        ids = batch.column(0)
+        lo, hi = pc.min_max(ids).values()
+        if lo == hi:  # detect lists DC by DC: one DC per batch
+            by_dc[lo.as_py()].append(batch)
+            continue
+        for dc in pc.unique(ids).to_pylist():  # pragma: no cover - not made today
+            by_dc[dc].append(batch.filter(pc.equal(ids, dc)))
+    yield from by_dc.items()
+
+
+def _print_pairs_text(result: Any, out: IO[str]) -> None:
+    """After the table: ``dc,t1,t2`` (pairs) or ``dc,block,t1,t2`` (blocks, lists
+    space-separated), a batch at a time."""
     print("", file=out)
-    if kind == "pairs":
-        print("dc,t1,t2", file=out)
-        for batch in table.to_batches():
-            dcs = batch.column(0).to_pylist()
-            t1 = batch.column(1).to_pylist()
-            t2 = batch.column(2).to_pylist()
-            for a, b, c in zip(dcs, t1, t2, strict=True):
-                print(f"{a},{b},{'' if c is None else c}", file=out)
-    else:
-        print("dc,block,t1,t2", file=out)
-        for row in table.to_pylist():
-            t2 = "" if row["t2"] is None else " ".join(map(str, row["t2"]))
-            print(f"{row['dc']},{row['block']},{' '.join(map(str, row['t1']))},{t2}", file=out)
-
-
-def _json_doc(result: Any) -> dict[str, Any]:
-    doc = result.to_dict()
-    if result.output in ("pairs", "blocks") and result.out is None:
-        table = result.pairs() if result.output == "pairs" else result.blocks()
-        by_dc: dict[int, list[Any]] = {d["id"]: [] for d in doc["dcs"]}
-        for row in table.to_pylist():
+    print("dc,t1,t2" if result.output == "pairs" else "dc,block,t1,t2", file=out)
+    for dc, batches in _listed(result):
+        for batch in batches:
             if result.output == "pairs":
-                by_dc[row["dc"]].append([row["t1"], row["t2"]])
+                t1 = batch.column(1).to_pylist()
+                t2 = batch.column(2).to_pylist()
+                out.write("".join(f"{dc},{a},{'' if b is None else b}\n" for a, b in zip(t1, t2)))
             else:
-                by_dc[row["dc"]].append([row["t1"], row["t2"]])
-        for d in doc["dcs"]:
-            d[result.output] = by_dc[d["id"]]
-    return doc
+                blocks = batch.column(1).to_pylist()
+                t1 = batch.column(2).to_pylist()
+                t2 = batch.column(3).to_pylist()
+                out.write(
+                    "".join(
+                        f"{dc},{k},{' '.join(map(str, a))},{'' if b is None else ' '.join(map(str, b))}\n"
+                        for k, a, b in zip(blocks, t1, t2)
+                    )
+                )
+
+
+def _write_json(result: Any, out: IO[str]) -> None:
+    """The JSON document (``result.to_dict()``); pairs or blocks kept in memory go
+    into their DC's entry, converted a batch at a time (the document is never
+    built whole, so it costs no more memory than the Arrow table)."""
+    doc = result.to_dict()
+    kind = result.output
+    if kind not in ("pairs", "blocks") or result.out is not None:
+        out.write(json.dumps(doc) + "\n")
+        return
+    listed = dict(_listed(result))
+    out.write("{")
+    for k, (key, value) in enumerate(doc.items()):
+        out.write(("" if k == 0 else ", ") + json.dumps(key) + ": ")
+        if key != "dcs":
+            out.write(json.dumps(value))
+            continue
+        out.write("[")
+        for j, entry in enumerate(value):
+            out.write(
+                ("" if j == 0 else ", ") + json.dumps(entry)[:-1] + f", {json.dumps(kind)}: ["
+            )
+            first = True
+            for batch in listed.get(entry["id"], ()):
+                cols = (1, 2) if kind == "pairs" else (2, 3)
+                rows = zip(batch.column(cols[0]).to_pylist(), batch.column(cols[1]).to_pylist())
+                out.write(("" if first else ", ") + json.dumps(list(rows))[1:-1])
+                first = False
+            out.write("]}")
+        out.write("]")
+    out.write("}\n")
+
+
+def _text_report(result: Any, width: int) -> str:
+    """The text report: a summary line, one table row per DC (the DC's text
+    wrapped to ``width`` columns in the last column; in full in JSON), and what
+    the numbers mean."""
+    n = len(result.dcs)
+    summary = (
+        f"{result.rows:,} rows, {n} DC{'s' if n != 1 else ''}, "
+        f"{result.total_violations:,} violations"
+    )
+    load = f"(load {result.load_seconds:.2f} s)"
+    source = _fit_path(str(result.source), width - 1)
+    lines = []
+    for part in (f"{source}:", summary, load):
+        if lines and len(lines[-1]) + 1 + len(part) <= width:
+            lines[-1] += " " + part
+        else:
+            lines.append(part if not lines else "  " + part)
+    rows = [("id", "name", "violations", "rows", "seconds")]
+    for d in result.dcs:
+        name = d.name or "-"
+        if len(name) > 16:
+            name = name[:15] + "~"
+        v = f"{d.violations:,}" + (" rows" if d.arity == 1 else "")
+        rows.append((str(d.id), name, v, f"{d.rows_involved:,}", f"{d.seconds:.3f}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    left = sum(widths) + 2 * 5
+    dc_width = max(width - left, 24)
+    lines.append("")
+    for j, r in enumerate(rows):
+        cells = [
+            r[0].rjust(widths[0]),
+            r[1].ljust(widths[1]),
+            r[2].rjust(widths[2]),
+            r[3].rjust(widths[3]),
+            r[4].rjust(widths[4]),
+        ]
+        text = "dc" if j == 0 else result.dcs[j - 1].dc
+        wrapped = _wrap_dc(text, dc_width)
+        lines.append(("  ".join(cells) + "  " + wrapped[0]).rstrip())
+        lines.extend(" " * left + more for more in wrapped[1:])
+        if j == 0:
+            lines.append("  ".join("-" * w for w in widths) + "  --")
+    lines.append("")
+    lines.extend(
+        textwrap.wrap(
+            "violations: ordered pairs (t, t') of two different rows that break the DC "
+            "together ('N rows': rows that break a single-tuple DC alone); rows: distinct rows "
+            "in at least one violation; seconds: the DC's share of the run after loading.",
+            width,
+        )
+    )
+    if result.out is not None:
+        lines.append("")
+        lines.append(f"{result.output} written to {result.out}")
+    return "\n".join(lines)
+
+
+def _fit_path(path: str, width: int) -> str:
+    """``path`` in at most ``width`` characters: whole where it fits, else its
+    last components behind ``...`` (the file name always stays)."""
+    if len(path) <= width:
+        return path
+    parts = path.split(os.sep)
+    tail = parts[-1]
+    for part in reversed(parts[:-1]):
+        if len(part) + len(tail) + 5 > width:
+            break
+        tail = part + os.sep + tail
+    return "..." + os.sep + tail
+
+
+def _wrap_dc(text: str, width: int) -> list[str]:
+    """DC text in lines of at most ``width``, broken between predicates where
+    they fit (``and`` ends a line), within a predicate where one does not."""
+    lines: list[str] = []
+    for k, pred in enumerate(text.split(" and ")):
+        piece = pred if k == 0 else "and " + pred
+        if lines and len(lines[-1]) + 1 + len(piece) <= width:
+            lines[-1] += " " + piece
+        else:
+            lines.extend(textwrap.wrap(piece, width, break_on_hyphens=False) or [""])
+    return lines or [""]
+
+
+def _width() -> int:
+    """Columns of the text report: the terminal's (``$COLUMNS`` first), else 100."""
+    return max(shutil.get_terminal_size((100, 24)).columns, 60)
 
 
 def _warn(msg: str) -> None:
-    print(f"{PROG}: warning: {msg}", file=sys.stderr)
+    line = f"{PROG}: warning: {msg}"
+    if _display is not None:
+        _display.write(line)  # above the progress display
+    else:
+        print(line, file=sys.stderr)
 
 
 def _rules(args: argparse.Namespace) -> list[Any]:
-    from facet.language.parser import read_rules
+    """The rules files' DCs; the ``--dc`` texts are parsed too, only to report a
+    syntax error before the engine's imports (numba, pyarrow: most of a second)."""
+    from facet.language.parser import parse_dc, read_rules
 
     if not args.rules and not args.dc:
         raise FacetInputError("no denial constraints given; pass --rules FILE or --dc TEXT")
     rules: list[Any] = []
     for path in args.rules:
         rules.extend(read_rules(path))
+    for i, text in enumerate(args.dc):  # as facet.api.load_dcs parses them
+        parse_dc(text, source="--dc", line=i + 1)
+    if not rules and not args.dc:
+        files = ", ".join(args.rules)
+        raise FacetInputError(
+            f"{files}: no DC in the rules file (only comments or blank lines); "
+            "write one DC per line, e.g. not(t.zip = t'.zip and t.city != t'.city)"
+        )
     return rules
 
 
 def run_explain(args: argparse.Namespace) -> int:
+    rules = _rules(args)  # (before the engine's imports: syntax errors come fast)
     from facet.api import explain
     from facet.planner.explain import render_text
 
     doc = explain(
         args.data,
-        _rules(args) or None,
+        rules or None,
         dcs=args.dc,
         output=args.output,
         analyze=args.analyze,
@@ -205,27 +385,49 @@ def run_explain(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+def _progress_display(args: argparse.Namespace) -> Any:
+    """The progress display: on a terminal stderr, unless ``--quiet``."""
+    if args.quiet:
+        return None
+    try:
+        if not sys.stderr.isatty():
+            return None
+    except (AttributeError, ValueError):  # a closed or replaced stderr
+        return None
+    from facet.progress import TerminalProgress
+
+    return TerminalProgress(sys.stderr, prog=PROG)
+
+
 def run_detect(args: argparse.Namespace) -> int:
+    global _display
+    rules = _rules(args)  # (before the engine's imports: syntax errors come fast)
     from facet.api import detect
 
-    rules = _rules(args)
-
-    result = detect(
-        args.data,
-        rules or None,
-        dcs=args.dc,
-        output=args.output,
-        out=args.out,
-        limit=args.limit,
-        schema=args.schema,
-        on_warning=_warn,
-        mode=args.mode,
-        engine=args.engine,
-    )
+    _display = _progress_display(args)
+    try:
+        result = detect(
+            args.data,
+            rules or None,
+            dcs=args.dc,
+            output=args.output,
+            out=args.out,
+            limit=args.limit,
+            schema=args.schema,
+            on_warning=_warn,
+            mode=args.mode,
+            engine=args.engine,
+            progress=_display,
+            timeout=args.timeout,
+        )
+    finally:
+        if _display is not None:
+            _display.close()
+        _display = None
     if args.format == "json":
-        sys.stdout.write(json.dumps(_json_doc(result)) + "\n")
+        _write_json(result, sys.stdout)
     else:
-        print(result.to_text())
+        print(_text_report(result, _width()))
         if result.output in ("pairs", "blocks") and result.out is None:
             _print_pairs_text(result, sys.stdout)
     sys.stdout.flush()
@@ -243,17 +445,28 @@ def _on_sigterm(signum, frame) -> None:
     raise Terminated()
 
 
-def _interruption(err: BaseException) -> KeyboardInterrupt | None:
-    """The Ctrl-C / SIGTERM behind ``err``: a signal handler that raises while a
-    numba kernel returns surfaces as a ``SystemError`` whose context is it."""
+def _interruption(err: BaseException) -> KeyboardInterrupt | DeadlineExceeded | None:
+    """The Ctrl-C / SIGTERM / ``--timeout`` alarm behind ``err``: a signal handler
+    that raises while a numba kernel returns surfaces as a ``SystemError`` whose
+    context is it."""
+    from facet.progress import DeadlineExceeded
+
     seen = 0
     e: BaseException | None = err
     while e is not None and seen < 10:
-        if isinstance(e, KeyboardInterrupt):
+        if isinstance(e, KeyboardInterrupt | DeadlineExceeded):
             return e
         e = e.__cause__ or e.__context__
         seen += 1
     return None
+
+
+def _timed_out(err: DeadlineExceeded) -> int:
+    print(
+        f"{PROG}: error: --timeout: {err}; the run was stopped and nothing was written",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -278,6 +491,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         if err.detail:
             print(err.detail, file=sys.stderr)
+        for note in getattr(err, "__notes__", ()):  # e.g. "2 more bad DC line(s): ..."
+            print(f"{PROG}: {note}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Terminated:
         print(f"{PROG}: terminated", file=sys.stderr)
@@ -295,7 +510,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: error: out of memory; try fewer DCs at once or --limit", file=sys.stderr)
         return EXIT_INTERNAL
     except Exception as err:  # noqa: BLE001 - the CLI's last line of defence
-        signal_exc = _interruption(err)
+        signal_exc = _interruption(err)  # also the --timeout deadline, raised or from a kernel
+        if signal_exc is not None and not isinstance(signal_exc, KeyboardInterrupt):
+            if debug:
+                traceback.print_exc()
+            return _timed_out(signal_exc)
         if signal_exc is not None:  # a signal that arrived inside a compiled kernel's call
             terminated = isinstance(signal_exc, Terminated)
             print(f"{PROG}: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)

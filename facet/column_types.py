@@ -12,6 +12,8 @@ Typed inputs (Parquet, Arrow, pandas, Polars) keep their own types.
 
 from __future__ import annotations
 
+import contextlib
+import re
 from dataclasses import dataclass, field
 from datetime import UTC
 
@@ -179,6 +181,8 @@ class TextColumn:
         self._num_ok: pa.Array | None = None
         self._floats: pa.Array | None = None
         self._integral: bool | None = None
+        self._pure: pa.Array | None = None
+        self._fast: pa.Array | bool | None = None
         self._n_iso: int | None = None
 
     @property
@@ -215,33 +219,82 @@ class TextColumn:
 
     @property
     def integral(self) -> bool:
-        """Every parsed value is a whole number that fits int64."""
+        """Every parsed value is a whole number that fits int64 (an integer literal
+        up to int64's limits, or a whole number written otherwise, as ``1e3``)."""
         if self._integral is None:
-            f = self.floats.to_numpy(zero_copy_only=False)
-            finite = f[~np.isnan(f)]
-            self._integral = bool(np.all(finite == np.floor(finite))) and (
-                finite.size == 0 or float(np.max(np.abs(finite))) < 2.0**63
-            )
+            f = self.floats.to_numpy(zero_copy_only=False)  # cached: a float parse needs it
+            f = f[~np.isnan(f)]
+            if not bool(np.all(f == np.floor(f))):
+                self._integral = False  # a fractional value: the usual float column
+        if self._integral is None and self._fast_ints() is not None:
+            self._integral = True  # every number an integer literal within int64
+        if self._integral is None:
+            pure = self.pure_ints
+            other = pc.and_(self.num_ok, pc.invert(pure))
+            ok = True
+            if pc.any(pure).as_py():
+                try:
+                    pc.cast(pc.if_else(pure, self.unsigned, _NULL_STR), pa.int64())
+                except pa.ArrowInvalid:  # beyond int64
+                    ok = False
+            if ok and pc.any(other).as_py():
+                f = pc.filter(self.floats, other).to_numpy(zero_copy_only=False)
+                ok = bool(np.all(f == np.floor(f))) and float(np.max(np.abs(f))) < 2.0**63
+            self._integral = ok
         return self._integral
 
+    def _fast_ints(self) -> pa.Array | None:
+        """int64 in one cast when every number is an integer literal within int64
+        (Arrow's cast refuses ``+5``, fractions and overflow: then None)."""
+        if self._fast is None:
+            self._fast = False
+            good = pc.if_else(self.num_ok, self.trimmed, _NULL_STR)
+            if not pc.any(pc.starts_with(good, "+")).as_py():
+                with contextlib.suppress(pa.ArrowInvalid):
+                    self._fast = pc.cast(good, pa.int64())
+        return None if self._fast is False else self._fast
+
+    @property
+    def pure_ints(self) -> pa.Array:
+        """True where the trimmed text is an integer literal."""
+        if self._pure is None:
+            self._pure = pc.fill_null(pc.match_substring_regex(self.trimmed, INT_RE), _FALSE)
+        return self._pure
+
+    @property
+    def unsigned(self) -> pa.Array:
+        """The trimmed text without a leading ``+`` (Arrow's integer cast refuses it)."""
+        return pc.replace_substring_regex(self.trimmed, r"^\+", "")
+
     def ints(self) -> pa.Array:
-        """Exact int64 (integer literals parsed as integers, others via float)."""
-        good = pc.if_else(self.num_ok, self.trimmed, _NULL_STR)
-        if not pc.any(pc.starts_with(good, "+")).as_py():
-            try:  # fast path: every number is an integer literal
-                return pc.cast(good, pa.int64())
-            except pa.ArrowInvalid:
-                pass
-        t = self.trimmed
-        pure = pc.fill_null(pc.match_substring_regex(t, INT_RE), _FALSE)
-        stripped = pc.replace_substring_regex(t, r"^\+", "")
+        """Exact int64: integer literals parsed as integers, whole numbers written
+        otherwise (``1e3``, ``2.0``) via float64; a fractional value, or one beyond
+        int64, is NULL (the caller warns about it)."""
+        fast = self._fast_ints()
+        if fast is not None:
+            return fast
+        pure = self.pure_ints
+        texts = pc.if_else(pure, self.unsigned, _NULL_STR)
         try:
-            ints = pc.cast(pc.if_else(pure, stripped, _NULL_STR), pa.int64())
-        except pa.ArrowInvalid:  # beyond int64
-            return self.floats
+            ints = pc.cast(texts, pa.int64())
+        except pa.ArrowInvalid:  # some literal beyond int64: those become NULL
+            big = pc.greater(pc.utf8_length(pc.replace_substring_regex(texts, "^-", "")), 18)
+            fits = [_fits_int64(v) for v in pc.filter(texts, pc.fill_null(big, _FALSE)).to_pylist()]
+            if not all(fits):
+                keep = np.ones(len(texts), np.bool_)
+                big_idx = np.flatnonzero(np.asarray(pc.fill_null(big, _FALSE)))
+                keep[big_idx[~np.array(fits, np.bool_)]] = False
+                texts = pc.if_else(pa.array(keep), texts, _NULL_STR)
+            ints = pc.cast(texts, pa.int64())
         other = pc.and_(self.num_ok, pc.invert(pure))
         if pc.any(other).as_py():
-            ints = pc.if_else(other, pc.cast(self.floats, pa.int64()), ints)
+            f = self.floats
+            whole = pc.and_(
+                pc.equal(f, pc.floor(f)), pc.less(pc.abs(f), pa.scalar(2.0**63, pa.float64()))
+            )
+            use = pc.fill_null(pc.and_(other, whole), _FALSE)
+            as_int = pc.cast(pc.if_else(use, f, pa.scalar(None, pa.float64())), pa.int64())
+            ints = pc.if_else(use, as_int, ints)
         return ints
 
     def parse(self, kind: str) -> pa.Array:
@@ -255,6 +308,10 @@ class TextColumn:
         return self.floats
 
 
+def _fits_int64(text: str) -> bool:
+    return -(2**63) <= int(text) < 2**63
+
+
 def parse_numbers(arr: pa.Array) -> tuple[pa.Array, bool]:
     """Text -> float64 (NULL where not a number); also whether all parsed values are integral."""
     col = TextColumn(arr)
@@ -266,20 +323,31 @@ def parse_ints(arr: pa.Array) -> pa.Array:
     return TextColumn(arr).ints()
 
 
-def parse_timestamps(arr: pa.Array) -> pa.Array:
-    """ISO-8601 text -> timestamp[us, UTC] (naive times are UTC); NULL where not ISO."""
+def parse_timestamps(arr: pa.Array, unit: str = "us") -> pa.Array:
+    """ISO-8601 text -> timestamp[``unit``, UTC] (naive times are UTC); NULL where not
+    ISO.  At microseconds (CSV columns, docs/semantics.md §4.3) longer fractions are
+    cut; constants parse at nanoseconds (§4.4)."""
     t = pc.utf8_trim_whitespace(arr)
     ok = pc.fill_null(pc.match_substring_regex(t, ISO_RE), _FALSE)
     zoned = pc.and_(ok, pc.fill_null(pc.match_substring_regex(t, _ZONE_RE), _FALSE))
     naive = pc.and_(ok, pc.invert(zoned))
     t = pc.replace_substring_regex(t, "z$", "Z")
-    out_naive = _cast_ts(pc.if_else(naive, t, _NULL_STR), None)
-    out_zoned = _cast_ts(pc.if_else(zoned, t, _NULL_STR), "UTC")
-    return pc.if_else(naive, out_naive, pc.cast(out_zoned, pa.timestamp("us", tz="UTC")))
+    if unit == "us":
+        t = pc.replace_substring_regex(t, r"(\.\d{6})\d+", r"\1")
+    out_naive = _cast_ts(pc.if_else(naive, t, _NULL_STR), None, unit)
+    out_zoned = _cast_ts(pc.if_else(zoned, t, _NULL_STR), "UTC", unit)
+    return pc.if_else(naive, out_naive, pc.cast(out_zoned, pa.timestamp(unit, tz="UTC")))
 
 
-def _cast_ts(arr: pa.Array, tz: str | None) -> pa.Array:
-    typ = pa.timestamp("us", tz=tz)
+def constant_unit(text: str) -> str:
+    """The timestamp unit that holds an ISO constant exactly (by its fraction digits)."""
+    m = re.search(r"\d{2}:\d{2}:\d{2}\.(\d+)", text)
+    digits = len(m.group(1).rstrip("0")) if m else 0
+    return "s" if digits == 0 else "ms" if digits <= 3 else "us" if digits <= 6 else "ns"
+
+
+def _cast_ts(arr: pa.Array, tz: str | None, unit: str = "us") -> pa.Array:
+    typ = pa.timestamp(unit, tz=tz)
     try:
         out = pc.cast(arr, typ)
     except pa.ArrowInvalid:
@@ -299,9 +367,9 @@ def _cast_ts(arr: pa.Array, tz: str | None) -> pa.Array:
             if d.tzinfo is not None:
                 d = d.astimezone(UTC).replace(tzinfo=None)
             vals.append(d)
-        out = pa.array(vals, pa.timestamp("us"))
+        out = pc.cast(pa.array(vals, pa.timestamp("us")), pa.timestamp(unit))
     if tz is None:
-        out = pc.cast(pc.cast(out, pa.int64()), pa.timestamp("us", tz="UTC"))
+        out = pc.cast(pc.cast(out, pa.int64()), pa.timestamp(unit, tz="UTC"))
     return out
 
 
@@ -313,11 +381,22 @@ def parse_text_as(arr: pa.Array, kind: str) -> pa.Array:
 # ---------------------------------------------------------------- typed columns
 
 
+def storage_type(typ: pa.DataType) -> pa.DataType:
+    """An extension type's storage (UUID: 16 bytes, JSON: text); others as they are."""
+    while isinstance(typ, pa.BaseExtensionType):
+        typ = typ.storage_type
+    return typ
+
+
 def native_kind(typ: pa.DataType) -> str:
+    """The comparison family of an Arrow type (docs/semantics.md §4.1)."""
+    typ = storage_type(typ)
     if pa.types.is_integer(typ):
         return "int"
-    if pa.types.is_floating(typ) or pa.types.is_decimal(typ):
+    if pa.types.is_floating(typ):
         return "float"
+    if pa.types.is_decimal(typ):
+        return "decimal"
     if pa.types.is_boolean(typ):
         return "bool"
     if pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_string_view(typ):
@@ -326,6 +405,7 @@ def native_kind(typ: pa.DataType) -> str:
         pa.types.is_binary(typ)
         or pa.types.is_large_binary(typ)
         or pa.types.is_fixed_size_binary(typ)
+        or pa.types.is_binary_view(typ)
     ):
         return "binary"
     if pa.types.is_timestamp(typ) or pa.types.is_date(typ):
@@ -341,12 +421,37 @@ def native_kind(typ: pa.DataType) -> str:
     return "other"
 
 
-def normalize_native(arr: pa.Array, kind: str) -> pa.Array:
-    """A typed column in its comparison type: int64, float64 (NaN -> NULL, -0 -> 0),
-    string, binary, timestamp[us, UTC]."""
+_UNIT_RANK = {"s": 0, "ms": 1, "us": 2, "ns": 3}
+
+
+def finest_unit(types: list[pa.DataType]) -> str:
+    """The finest timestamp unit among these types (dates count as seconds, text
+    timestamps as microseconds): the unit a timestamp component compares in."""
+    unit = "s"
+    for t in types:
+        t = storage_type(t)
+        u = t.unit if pa.types.is_timestamp(t) else ("us" if pa.types.is_string(t) else "s")
+        if _UNIT_RANK[u] > _UNIT_RANK[unit]:
+            unit = u
+    return unit
+
+
+def finer_unit(a: str, b: str) -> str:
+    """The finer of two timestamp units."""
+    return a if _UNIT_RANK[a] >= _UNIT_RANK[b] else b
+
+
+def normalize_native(arr: pa.Array, kind: str, unit: str | None = None) -> pa.Array:
+    """A typed column in its comparison type, without losing a value: int64 (or
+    uint64 when a value exceeds int64), float64 (float16/32 widened exactly; NaN ->
+    NULL, -0 -> 0), decimal as it is, string, binary, timestamp[``unit``, UTC] (``None``: the column's own unit)."""
+    if isinstance(arr.type, pa.BaseExtensionType):
+        arr = arr.storage
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     if kind == "int":
+        if pa.types.is_uint64(arr.type) and (pc.max(arr).as_py() or 0) >= 2**63:
+            return arr  # beyond int64: ranked exactly with the other numbers
         return pc.cast(arr, pa.int64())
     if kind == "bool":
         return pc.cast(pc.cast(arr, pa.int8()), pa.int64())
@@ -354,33 +459,45 @@ def normalize_native(arr: pa.Array, kind: str) -> pa.Array:
         f = pc.cast(arr, pa.float64())
         f = pc.if_else(pc.fill_null(pc.is_nan(f), _FALSE), pa.scalar(None, pa.float64()), f)
         return pc.add(f, 0.0)
+    if kind == "decimal":
+        return arr
     if kind == "text":
         return pc.cast(arr, pa.string())
     if kind == "binary":
         return pc.cast(arr, pa.binary())
     if kind == "timestamp":
-        typ = arr.type
-        if pa.types.is_date(typ):
-            arr = pc.cast(pc.cast(arr, pa.timestamp("s")), pa.timestamp("us"))
-            return pc.cast(pc.cast(arr, pa.int64()), pa.timestamp("us", tz="UTC"))
-        if typ.tz is None:
-            arr = pc.cast(arr, pa.timestamp("us"))
-            return pc.cast(pc.cast(arr, pa.int64()), pa.timestamp("us", tz="UTC"))
-        return pc.cast(arr, pa.timestamp("us", tz="UTC"))
+        return _timestamps_in(arr, unit)
     if kind == "null":
         return pa.nulls(len(arr), pa.int64())
     return arr
 
 
+def _timestamps_in(arr: pa.Array, unit: str | None) -> pa.Array:
+    """Dates and timestamps of any unit and zone as timestamp[``unit``, UTC]
+    (naive values are UTC); a value the finer unit cannot hold is an error."""
+    typ = arr.type
+    if pa.types.is_date(typ):
+        arr = pc.cast(arr, pa.timestamp("s"))
+        typ = arr.type
+    target = pa.timestamp(unit or typ.unit, tz="UTC")
+    if typ.tz is None:
+        arr = pc.cast(pc.cast(arr, pa.int64()), pa.timestamp(typ.unit, tz="UTC"))
+    return pc.cast(arr, target)
+
+
 def common_kind(kinds: list[str]) -> str | None:
-    """The comparison type of columns of these kinds, or None if they cannot be compared."""
+    """The comparison family of columns of these kinds, or None if they cannot be
+    compared: numbers of any kinds compare by exact value (``float`` when a float
+    takes part, ``decimal`` when a decimal does, else ``int``; booleans are 0/1)."""
     ks = {k for k in kinds if k != "null"}
     if not ks:
-        return "int"
-    if ks <= {"int", "bool"}:
-        return "int"
-    if ks <= {"int", "float", "bool"}:
-        return "float"
+        return "null"
+    if ks == {"bool"}:
+        return "bool"
+    if ks <= {"int", "float", "decimal", "bool"}:
+        if "float" in ks:
+            return "float"
+        return "decimal" if "decimal" in ks else "int"
     if len(ks) == 1:
         k = next(iter(ks))
         return k if k in ("text", "binary", "timestamp", "time", "duration") else None

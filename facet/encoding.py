@@ -9,28 +9,34 @@ NULL is -1.  Kernels then only compare int32 codes.
 from __future__ import annotations
 
 import difflib
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from facet.column_types import (
+    NUMBER_RE,
     ColumnUse,
     Component,
     TextColumn,
     common_kind,
+    constant_unit,
+    finer_unit,
+    finest_unit,
     native_kind,
     normalize_native,
-    parse_ints,
-    parse_numbers,
-    parse_text_as,
+    parse_timestamps,
+    storage_type,
 )
 from facet.errors import DataError, FacetInputError
 from facet.kernels.dictionary import encode_bytes, encode_bytes_parallel
 from facet.language.ast import Const
 from facet.loading import Source
+from facet.numeric_ranks import decimals_as_unscaled, rank_numbers
 from facet.planner.config import DEFAULT, Config
 
 NULL = -1
@@ -104,53 +110,35 @@ def _component_arrays(
             for c in numbers:
                 kinds[c] = "int" if integral else "float"
         for c in comp.columns:
-            a = raw[c]
             parsed = text[c].parse(kinds[c])
-            if kinds[c] != "text":
-                bad = (len(a) - a.null_count) - (len(parsed) - parsed.null_count)
-                if bad:
-                    example = _first_unparsed(a, parsed)
-                    what = "ISO-8601 dates/times" if kinds[c] == "timestamp" else "numbers"
-                    warnings.append(
-                        f"{source.name}: column '{c}': {bad} value{'s' if bad != 1 else ''} "
-                        f"not {what} (e.g. {example!r}) read as NULL"
-                    )
+            _warn_unparsed(raw[c], parsed, c, kinds[c], source, warnings)
             typed[c] = parsed
     else:
         for c in comp.columns:
             a = raw[c]
             k = native_kind(a.type)
-            if c in schema and schema[c] != "text":
-                want = schema[c]
-                if k == "text":
-                    tc = TextColumn(a)
-                    if want == "number":
-                        want = "int" if tc.integral else "float"
-                    typed[c] = tc.parse(want)
-                    kinds[c] = want
-                    continue
-                want = "float" if want == "number" and k not in ("int", "bool") else want
-                want = "int" if want == "number" else want
-                try:
-                    typed[c] = normalize_native(pc.cast(a, _arrow_type(want)), want)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
-                    raise DataError(
-                        f"{source.name}: --schema cannot read column '{c}' ({a.type}) as "
-                        f"{schema[c]}: {str(err).splitlines()[0]}"
-                    ) from None
-                kinds[c] = want
-                continue
-            if c in schema and schema[c] == "text" and k != "text":
-                typed[c] = pc.cast(a, pa.string())
+            want = schema.get(c)
+            if want == "text":
+                typed[c] = normalize_native(a, "text") if k == "text" else pc.cast(a, pa.string())
                 kinds[c] = "text"
-                continue
-            if k == "other":
+            elif want is not None:
+                typed[c], kinds[c] = _typed_as(a, k, want, c, source, warnings)
+            elif k == "other":
                 raise DataError(
                     f"{source.name}: column '{c}' has type {a.type}, which facet cannot "
                     "compare; cast it to a number, string or timestamp first"
                 )
-            kinds[c] = k
-            typed[c] = normalize_native(a, k)
+            else:
+                kinds[c] = k
+                typed[c] = normalize_native(a, k)
+                if k == "text" and comp.ordered:
+                    dc = use.first_use[c]
+                    warnings.append(
+                        f"{source.name}: column '{c}' is text ({a.type}) and {dc.where()} orders "
+                        "it with < <= > >=, so it compares as text, character by character; "
+                        f"if it holds numbers or dates, pass schema={{'{c}': 'number'}} "
+                        f"(CLI: --schema {c}:number) or 'timestamp'"
+                    )
     kind = common_kind(list(kinds.values()))
     if kind is None:
         desc = ", ".join(f"'{c}' ({kinds[c]})" for c in comp.columns)
@@ -159,9 +147,90 @@ def _component_arrays(
             f"{dc.where()}: columns {desc} are compared with each other but have "
             "incompatible types; cast them or use --schema"
         )
-    if kind == "float":
-        typed = {c: pc.cast(a, pa.float64()) for c, a in typed.items()}
+    if kind != "null" and "null" in kinds.values():
+        # all-NULL columns take the type of the columns they meet
+        like = next(t.type for c, t in typed.items() if kinds[c] != "null")
+        for c in comp.columns:
+            if kinds[c] == "null":
+                typed[c] = pa.nulls(len(typed[c]), like)
+    if kind == "duration":
+        unit = max((t.type.unit for t in typed.values()), key=_UNITS.index)
+        typed = {c: t.cast(pa.duration(unit)) for c, t in typed.items()}
+    if kind == "timestamp":
+        # one unit for the component: the finest of its columns
+        unit = finest_unit([t.type for t in typed.values()])
+        for k in comp.constants:  # a constant's fraction may need a finer unit
+            unit = finer_unit(unit, constant_unit(k.text))
+        for c, t in typed.items():
+            try:
+                typed[c] = normalize_native(t, "timestamp", unit)
+            except pa.ArrowInvalid:
+                raise DataError(
+                    f"{source.name}: column '{c}' holds a timestamp outside the range of "
+                    f"timestamp[{unit}], the unit of the columns it is compared with; "
+                    "cast the columns to one unit first"
+                ) from None
     return typed, kind, warnings
+
+
+def _typed_as(
+    a: pa.Array, k: str, want: str, c: str, source: Source, warnings: list[str]
+) -> tuple[pa.Array, str]:
+    """A typed column read as ``--schema``'s ``want`` (int, float, number, timestamp);
+    values the type cannot hold exactly (a fractional value as int) are NULL, with a
+    warning."""
+    if k == "text":
+        tc = TextColumn(normalize_native(a, "text"))
+        if want == "number":
+            want = "int" if tc.integral else "float"
+        parsed = tc.parse(want)
+        _warn_unparsed(a, parsed, c, want, source, warnings)
+        return parsed, want
+    numeric = k in ("int", "float", "decimal", "bool")
+    if want == "number" and numeric:
+        return normalize_native(a, k), k
+    try:
+        if want == "int" and k in ("float", "decimal"):
+            f = normalize_native(a, "float") if k == "float" else a
+            whole = pc.equal(f, pc.floor(f)) if k == "float" else pc.equal(f, pc.round(f))
+            if k == "float":
+                whole = pc.and_(whole, pc.less(pc.abs(f), pa.scalar(2.0**63)))
+            keep = pc.fill_null(whole, _FALSE_SCALAR)
+            vals = pc.cast(pc.if_else(keep, f, pa.scalar(None, f.type)), pa.int64())
+            _warn_unparsed(a, vals, c, "int", source, warnings)
+            return vals, "int"
+        if want == "float" and numeric:
+            # float is what was asked for: the nearest float64, as a cast rounds
+            return normalize_native(pc.cast(a, pa.float64(), safe=False), "float"), "float"
+        want = "int" if want == "number" else want
+        return normalize_native(pc.cast(a, _arrow_type(want)), want), want
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+        raise DataError(
+            f"{source.name}: --schema cannot read column '{c}' ({a.type}) as "
+            f"{want}: {str(err).splitlines()[0]}"
+        ) from None
+
+
+_FALSE_SCALAR = pa.scalar(False)
+
+
+def _warn_unparsed(
+    raw: pa.Array, parsed: pa.Array, c: str, kind: str, source: Source, warnings: list[str]
+) -> None:
+    """Warn about values that became NULL when read as ``kind``."""
+    if kind == "text":
+        return
+    bad = (len(raw) - raw.null_count) - (len(parsed) - parsed.null_count)
+    if bad:
+        example = _first_unparsed(raw, parsed)
+        what = {
+            "timestamp": "ISO-8601 dates/times",
+            "int": "whole numbers within int64",
+        }.get(kind, "numbers")
+        warnings.append(
+            f"{source.name}: column '{c}': {bad} value{'s' if bad != 1 else ''} "
+            f"not {what} (e.g. {example!r}) read as NULL"
+        )
 
 
 def _arrow_type(kind: str) -> pa.DataType:
@@ -179,39 +248,93 @@ def _first_unparsed(raw: pa.Array, parsed: pa.Array) -> str:
     return bad[0].as_py() if len(bad) else ""
 
 
+_NUMERIC = ("int", "float", "decimal", "bool")
+_UNITS = ["s", "ms", "us", "ns"]
+
+
 def _constant_value(
-    const: Const, kind: str, column: str, use: ColumnUse, source: Source
-) -> pa.Scalar:
-    """The constant in the column's comparison type (docs/semantics.md §4.4: it takes the column's type)."""
+    const: Const,
+    kind: str,
+    column: str,
+    use: ColumnUse,
+    column_type: pa.DataType,
+) -> pa.Array:
+    """The constant as a one-value array in the type of the column it meets
+    (docs/semantics.md §4.4): a float32 column's constant is rounded to float32, a
+    decimal column's is an exact decimal, an integer column's stays exact (a
+    fractional one too: ``t.A < 2.9999999999999999999`` is not ``t.A < 3``)."""
     where = use.constant_use[(column, const)].where()
+    text = const.text.strip()
+    if kind == "null" or pa.types.is_null(column_type):
+        # an all-NULL column: no comparison holds, any value of the component's type will do
+        return pa.array([0], pa.int64()) if kind in ("null", *_NUMERIC) else pa.nulls(1)
     if kind == "text":
-        return pa.scalar(const.text, pa.string())
+        return pa.array([const.text], pa.string())
     if kind == "binary":
-        return pa.scalar(const.text.encode(), pa.binary())
-    if kind in ("int", "float", "bool"):
-        arr = pa.array([const.text], pa.string())
-        if kind == "bool" and const.text.lower() in ("true", "false"):
-            return pa.scalar(1 if const.text.lower() == "true" else 0, pa.int64())
-        vals, integral = parse_numbers(arr)
-        if vals.null_count:
+        return pa.array([const.text.encode()], pa.binary())
+    if kind in _NUMERIC:
+        boolean = kind == "bool" or pa.types.is_boolean(column_type)
+        if boolean and text.lower() in ("true", "false"):
+            return pa.array([1 if text.lower() == "true" else 0], pa.int64())
+        if not re.fullmatch(NUMBER_RE, text):
+            what = "boolean" if boolean else "numeric"
+            hint = "true, false, 1 or 0" if boolean else "a number"
             raise FacetInputError(
-                f"{where}: constant {const.as_text()} is compared with numeric column "
-                f"'{column}'; write a number, or declare the column as text with --schema"
+                f"{where}: constant {const.as_text()} is compared with {what} column "
+                f"'{column}'; write {hint}, or declare the column as text with --schema"
             )
-        if kind in ("int", "bool") and integral:
-            return parse_ints(arr)[0]
-        return vals[0]
+        return _number_constant(Decimal(text), column_type)
     if kind == "timestamp":
-        ts = parse_text_as(pa.array([const.text], pa.string()), "timestamp")
+        unit = "ns" if constant_unit(const.text) == "ns" else "us"  # ns only when needed
+        try:
+            ts = parse_timestamps(pa.array([const.text], pa.string()), unit)
+        except pa.ArrowInvalid:
+            raise FacetInputError(
+                f"{where}: constant {const.as_text()} (against timestamp column '{column}') "
+                "is outside the range of timestamps facet can compare; write a date between "
+                "1677 and 2262 for nanoseconds"
+            ) from None
         if ts.null_count:
             raise FacetInputError(
                 f"{where}: constant {const.as_text()} is compared with timestamp column "
                 f"'{column}'; write an ISO-8601 date/time such as \"2024-01-31\""
             )
-        return ts[0]
+        try:
+            return ts.cast(column_type)
+        except pa.ArrowInvalid:
+            raise FacetInputError(
+                f"{where}: constant {const.as_text()} is outside the range of column "
+                f"'{column}' ({column_type})"
+            ) from None
     raise FacetInputError(
-        f"{where}: constant {const.as_text()} cannot be compared with column '{column}' ({kind})"
+        f"{where}: constant {const.as_text()} cannot be compared with column '{column}' "
+        f"({kind}); compare it with another {kind} column, or cast the column to a number "
+        "or text first"
     )
+
+
+def _number_constant(d: Decimal, column_type: pa.DataType) -> pa.Array:
+    """An exact decimal constant in a numeric column's type."""
+    if pa.types.is_floating(column_type):
+        width = {16: np.float16, 32: np.float32}.get(column_type.bit_width)
+        with np.errstate(over="ignore"):  # beyond float16/32's range: +-inf, as a cast gives
+            v = float(d) if width is None else float(width(float(d)))
+        return pa.array([v + 0.0], pa.float64())
+    if d == d.to_integral_value():
+        i = int(d)
+        if -(2**63) <= i < 2**63:
+            return pa.array([i], pa.int64())
+        if 0 <= i < 2**64:
+            return pa.array([i], pa.uint64())
+    elif not pa.types.is_decimal(column_type) and Decimal(float(d)) == d:
+        return pa.array([float(d)], pa.float64())  # exactly a float: the fast route
+    sign_digits_exp = d.as_tuple()
+    scale = max(0, -sign_digits_exp.exponent)
+    precision = max(1, len(sign_digits_exp.digits) + sign_digits_exp.exponent) + scale
+    if precision > 76:  # beyond decimal256: no column value comes near it
+        return pa.array([float(d)], pa.float64())
+    typ = pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
+    return pa.array([format(d, "f")], pa.string()).cast(typ)
 
 
 def _codes(
@@ -245,13 +368,14 @@ def _codes(
             return np.full(n, NULL, np.int32), values.drop_null()
         lo, hi = int(vv.min()), int(vv.max())
         if hi - lo <= config.rank_histogram_span * n + 64:
+            base = vv.dtype.type(lo)  # in the column's dtype: uint64 beyond int64 too
             present = np.zeros(hi - lo + 1, np.int32)
-            present[vv - lo] = 1
+            present[vv - base] = 1
             rank = np.cumsum(present, dtype=np.int64) - 1
-            out = rank[v - lo].astype(np.int32) if valid is None else np.full(n, NULL, np.int32)
+            out = rank[v - base].astype(np.int32) if valid is None else np.full(n, NULL, np.int32)
             if valid is not None:
-                out[valid] = rank[vv - lo]
-            dictionary = pa.array(np.flatnonzero(present) + lo, values.type)
+                out[valid] = rank[vv - base]
+            dictionary = pa.array(np.flatnonzero(present).astype(vv.dtype) + base, values.type)
             return out, dictionary
     uniq = pc.unique(values.drop_null())
     d = len(uniq)
@@ -260,7 +384,8 @@ def _codes(
         # few distinct values: sort those only, then look every value up (hashing)
         return _filled(pc.index_in(values, value_set=srt)), srt
     if pa.types.is_floating(values.type) or pa.types.is_integer(values.type):
-        v = values.to_numpy(zero_copy_only=False)
+        # fill NULLs first: an int array with NULLs would come out as float64 (lossy)
+        v = pc.fill_null(values, pa.scalar(0, values.type)).to_numpy(zero_copy_only=False)
         out = np.full(n, NULL, np.int32)
         vv = v if valid is None else v[valid]
         _, inv = np.unique(vv, return_inverse=True)
@@ -362,21 +487,28 @@ def encode(
     def one(comp: Component):
         """Type and encode one component (independent of the others)."""
         typed, kind, warns = _component_arrays(comp, source, schema, use)
-        consts: list[pa.Scalar] = []
+        consts: list[pa.Array] = []
         const_keys: list[tuple[str, Const]] = []
         for col in comp.columns:
+            col_type = typed[col].type
+            if kind in _NUMERIC and not source.text and col not in schema:
+                # a typed column's own width: a float32 column's constants are float32
+                col_type = storage_type(source.table.column(col).type)
+                if pa.types.is_dictionary(col_type):
+                    col_type = col_type.value_type
             for k in use.constant_use:
                 if k[0] == col:
-                    consts.append(_constant_value(k[1], kind, col, use, source))
+                    consts.append(_constant_value(k[1], kind, col, use, col_type))
                     const_keys.append(k)
-        parts = [typed[c] for c in comp.columns]
-        typ = parts[0].type
-        if kind == "int" and any(pa.types.is_floating(s.type) for s in consts):
-            typ = pa.float64()  # an int column against a fractional constant
-        if consts:
-            parts.append(pa.array([s.cast(typ).as_py() for s in consts], typ))
-        allv = pa.concat_arrays([p.cast(typ) for p in parts])
-        c_codes, dictionary = _codes(allv, comp.ordered, config)
+        parts = [typed[c] for c in comp.columns] + consts
+        if kind == "decimal":  # exact int64 multiples of one scale where they fit
+            parts = decimals_as_unscaled(parts) or parts
+        if kind in _NUMERIC and len({p.type for p in parts}) > 1:
+            c_codes, dictionary = rank_numbers(parts)  # mixed types: by exact value
+        else:
+            typ = parts[0].type
+            allv = pa.concat_arrays([p.cast(typ) for p in parts])
+            c_codes, dictionary = _codes(allv, comp.ordered, config)
         for i, col in enumerate(comp.columns):
             codes[index[col]] = c_codes[i * n : (i + 1) * n]
         base = len(comp.columns) * n

@@ -1,27 +1,40 @@
 """Reading tables into Arrow (docs/semantics.md §4; docs/architecture.md "Data flow").
 
-CSV is read as text in the RFC 4180 dialect (quoted fields may hold newlines
-and doubled quotes); only an empty field, quoted or not, is NULL.  Parquet and
-Arrow IPC files, pyarrow / pandas / Polars tables keep their own types.
-Typing of CSV text for order predicates happens later (:mod:`facet.typing`).
+CSV is read as text by RFC 4180 (§4.2): the first record is the header, quoted fields
+may hold the delimiter, line breaks and doubled quotes, and only an empty field, quoted
+or not, is NULL.  Row ids count the records after the header (§3).  The header is read
+with Python's csv module; the data with pyarrow's multithreaded reader, which starts
+after the header *record* (a quoted header field may span lines).  Parquet and Arrow IPC
+files, pyarrow / pandas / Polars tables and Arrow streams keep their own types (§4.1).
+Typing of CSV text for order predicates happens later (:mod:`facet.column_types`).
 """
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import csv
 import io
+import lzma
 import os
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from facet.errors import DataError
 
 _PARQUET = {".parquet", ".pq", ".parq"}
 _IPC = {".arrow", ".feather", ".ipc", ".arrows"}
 _COMPRESSED = {".gz", ".bz2", ".zst", ".lz4", ".xz"}
+#: pyarrow's CSV block; a record longer than a block is retried with bigger blocks
+_BLOCK = 1 << 24
+_MAX_BLOCK = 1 << 28
+_HEADER_READ = 1 << 16
 
 
 @dataclass
@@ -66,153 +79,485 @@ def _kind_of(path: Path) -> str:
     return "csv"
 
 
-def read_header(path: Path, delimiter: str = ",") -> list[str]:
-    """Column names of a CSV file (its first record, RFC 4180)."""
-    with pa.input_stream(str(path), compression="detect") as stream:
-        data = stream.read(1 << 20)
-    text = data.decode("utf-8-sig", errors="replace")
-    return next(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), [])
+def _open(path: Path) -> Any:
+    """A binary stream of the file's bytes, decompressed by extension (§4.2)."""
+    if path.suffix.lower() == ".xz":  # pyarrow has no xz codec
+        return lzma.open(path, "rb")
+    return pa.input_stream(str(path), compression="detect")
 
 
-def _check_columns(header: list[str], name: str, used: list[str] | None) -> None:
-    """A column the DCs use must be named once (others may repeat)."""
+@contextlib.contextmanager
+def _no_field_limit() -> Iterator[None]:
+    """Lift Python csv's 128 KiB field limit (RFC 4180 fields have no limit)."""
+    old = csv.field_size_limit(sys.maxsize)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(old)
+
+
+def _is_utf8(text: str) -> bool:
+    """False for text decoded with ``surrogateescape`` from bytes that are not UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+class Header(NamedTuple):
+    """The first record of a CSV file (§4.2)."""
+
+    #: the column names; None for an empty file, [] when the first line is empty
+    names: list[str] | None
+    #: its length in bytes, with the byte order mark and the line break that ends it
+    size: int
+    #: whether any byte follows it (if not, the file has 0 rows)
+    more: bool
+
+
+def _first_record(text: str, delimiter: str) -> tuple[list[str] | None, int]:
+    """The first RFC 4180 record of ``text`` and the number of characters it takes."""
+    used = 0
+
+    def lines() -> Iterator[str]:
+        nonlocal used
+        for line in io.StringIO(text, newline=""):
+            used += len(line)
+            yield line
+
+    with _no_field_limit():
+        record = next(csv.reader(lines(), delimiter=delimiter), None)
+    return record, used
+
+
+def read_header(path: Path, delimiter: str = ",") -> Header:
+    """The header record of a CSV file (§4.2), read from its first bytes (more if needed).
+
+    A UTF-8 byte order mark is skipped; bytes that are not UTF-8 come back as
+    ``surrogateescape`` characters (see :func:`_is_utf8`).
+    """
+    size = _HEADER_READ
+    while True:
+        with _open(path) as stream:
+            data = _read(stream, size)
+        eof = len(data) < size
+        text = data.decode("utf-8-sig", errors="surrogateescape")
+        try:
+            record, used = _first_record(text, delimiter)
+        except csv.Error as err:
+            raise DataError(f"{path}: line 1 (the header): {err}; check its quotes") from None
+        if eof or used < len(text):
+            bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+            nbytes = bom + len(text[:used].encode("utf-8", errors="surrogateescape"))
+            return Header(record, nbytes, used < len(text))
+        if size >= _MAX_BLOCK:
+            raise DataError(
+                f"{path}: the header record does not end within the first "
+                f"{_MAX_BLOCK >> 20} MiB; check the quotes in line 1"
+            )
+        size *= 4
+
+
+def _read(stream: Any, nbytes: int) -> bytes:
+    """``nbytes`` bytes of ``stream``, fewer only at its end."""
+    parts = []
+    while nbytes > 0:
+        part = stream.read(nbytes)
+        if not part:
+            break
+        parts.append(part)
+        nbytes -= len(part)
+    return b"".join(parts)
+
+
+def _skip(stream: Any, nbytes: int) -> None:
+    """Move ``stream`` ``nbytes`` forward (reading, if it cannot seek)."""
+    if stream.seekable():
+        stream.seek(nbytes)
+        return
+    while nbytes > 0:
+        got = len(stream.read(min(nbytes, _BLOCK)))
+        if not got:
+            return
+        nbytes -= got
+
+
+def _check_columns(header: list[str], name: str, used: list[str] | None, frame: bool) -> None:
+    """A column the DCs use must be named once (others may repeat; §4.2)."""
     counts: dict[str, int] = {}
     for col in header:
         counts[col] = counts.get(col, 0) + 1
     for col in used if used is not None else header:
         if counts.get(col, 0) > 1:
+            what = f"column '{col}' appears" if frame else f"the header names column '{col}'"
             raise DataError(
-                f"{name}: the header names column '{col}' {counts[col]} times; "
-                "give every column a distinct name"
+                f"{name}: {what} {counts[col]} times; give every column a distinct name"
             )
 
 
 def _unique_names(header: list[str]) -> list[str]:
     """Header names made unique (repeats of unused columns get a suffix)."""
-    seen: dict[str, int] = {}
+    taken = set(header)
+    seen: set[str] = set()
     out = []
     for col in header:
-        k = seen.get(col, 0)
-        seen[col] = k + 1
-        out.append(col if k == 0 else f"{col}\x00{k}")
+        new, k = col, 0
+        while new in seen or (k and new in taken):
+            k += 1
+            new = f"{col}\x00{k}"
+        seen.add(new)
+        out.append(new)
     return out
 
 
-def _csv_error(name: str, err: Exception) -> DataError:
+def _delimiter_name(delimiter: str) -> str:
+    return "a tab" if delimiter == "\t" else f"'{delimiter}'"
+
+
+def _locate(path: Path, delimiter: str, names: list[str], checked: list[int]) -> str | None:
+    """Where the first bad record after the header is, as ``line N: what; how to fix``.
+
+    Bad: a field count other than the header's (an empty line counts as no fields,
+    except in a one-column file, where it is a NULL record), or text that is not UTF-8
+    in a ``checked`` column.  This runs only after pyarrow has rejected the file, so
+    the per-record Python loop is off the hot path.
+    """
+    ncols = len(names)
+    with _open(path) as raw, _no_field_limit():
+        text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="surrogateescape", newline="")
+        reader = csv.reader(text, delimiter=delimiter)
+        next(reader, None)
+        end = reader.line_num
+        for fields in reader:
+            line, end = end + 1, reader.line_num
+            if not fields and ncols > 1:
+                return (
+                    f"line {line} is empty, but the header has {ncols} columns; delete the "
+                    "empty line (an empty line is a record holding NULL only in a one-column file)"
+                )
+            if fields and len(fields) != ncols:
+                return (
+                    f"line {line} has {len(fields)} field{'s' if len(fields) != 1 else ''} but "
+                    f"the header has {ncols}; give every record {ncols} fields, and quote "
+                    f'("...") fields that hold {_delimiter_name(delimiter)}, a line break or a quote'
+                )
+            for i in checked:
+                if fields and not _is_utf8(fields[i]):
+                    return (
+                        f"line {line}, column '{names[i]}': the text is not valid UTF-8; facet reads "
+                        "CSV as UTF-8, so convert the file (e.g. iconv -f latin1 -t utf-8)"
+                    )
+    return None
+
+
+def _parse_error(
+    path: Path, names: list[str], include: list[str], delimiter: str, fallback: str
+) -> DataError:
+    """A one-line error naming the bad line (§9), or ``fallback`` if it cannot be found."""
+    checked = [i for i, c in enumerate(names) if c in set(include)]
+    try:
+        where = _locate(path, delimiter, names, checked)
+    except (OSError, ValueError, csv.Error, pa.ArrowException):
+        where = None
+    return DataError(f"{path}: {where or fallback}")
+
+
+def _pyarrow_message(err: Exception) -> str:
     msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
     msg = msg.replace("CSV parse error: ", "")
-    return DataError(f"{name}: cannot parse CSV: {msg}; check quoting and the number of fields")
+    return f"cannot parse CSV: {msg}; check quoting and the number of fields"
 
 
-def read_csv(path: Path, columns: list[str] | None, delimiter: str = ",") -> Source:
+def _parse(
+    path: Path,
+    header: Header,
+    names: list[str],
+    include: list[str],
+    delimiter: str,
+    ignore_empty_lines: bool = False,
+) -> pa.Table:
+    """The records after the header, ``include`` columns only, as text (§4.2).
+
+    pyarrow reads with all cores from the last byte of the header's line break on and
+    skips that (empty) first line: so the header is Python's csv record whatever its
+    quotes, and pyarrow cannot take a byte order mark that starts the data for the
+    file's.  A record longer than a block is retried with bigger blocks.
+    """
     import pyarrow.csv as pacsv
 
-    name = os.fspath(path)
-    header = read_header(path, delimiter)
-    if not header:
-        raise DataError(f"{name}: the file is empty; a CSV file needs a header line")
-    _check_columns(header, name, columns)
-    names = _unique_names(header)
-    wanted = names if columns is None else [c for c in names if c in set(columns)]
-    read_opts = pacsv.ReadOptions(column_names=names, skip_rows=1, block_size=1 << 24)
-    parse_opts = pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True, double_quote=True)
+    parse_opts = pacsv.ParseOptions(
+        delimiter=delimiter,
+        newlines_in_values=True,
+        double_quote=True,
+        ignore_empty_lines=ignore_empty_lines,
+    )
     conv_opts = pacsv.ConvertOptions(
-        column_types={c: pa.string() for c in names},
+        column_types={c: pa.string() for c in include},
         null_values=[""],
         strings_can_be_null=True,
         quoted_strings_can_be_null=True,
-        include_columns=wanted or names[:1],
+        include_columns=include,
     )
-    try:
-        table = pacsv.read_csv(
-            str(path), read_options=read_opts, parse_options=parse_opts, convert_options=conv_opts
+    block = _BLOCK
+    while True:
+        read_opts = pacsv.ReadOptions(column_names=names, skip_rows=1, block_size=block)
+        try:
+            with _open(path) as stream:
+                _skip(stream, header.size - 1)
+                return pacsv.read_csv(
+                    stream,
+                    read_options=read_opts,
+                    parse_options=parse_opts,
+                    convert_options=conv_opts,
+                )
+        except pa.ArrowInvalid as err:
+            if "straddl" in str(err) and block < _MAX_BLOCK:
+                block *= 4
+                continue
+            raise _parse_error(path, names, include, delimiter, _pyarrow_message(err)) from None
+        except (OSError, UnicodeDecodeError, lzma.LZMAError, EOFError) as err:
+            raise DataError(f"cannot read '{path}': {err}") from None
+
+
+def _reject_empty_lines(
+    path: Path,
+    header: Header,
+    names: list[str],
+    include: list[str],
+    delimiter: str,
+    table: pa.Table,
+) -> None:
+    """An empty line in a file of several columns is an error (§4.2).
+
+    pyarrow reads such a line as a record of empty fields, like ``,,``, so only a row
+    that is NULL in every column read can be one; only then is the file parsed again
+    with empty lines skipped, and a different row count means there was one.
+    """
+    if table.num_rows == 0 or any(col.null_count == 0 for col in table.columns):
+        return
+    mask = pc.is_null(table.column(0))
+    for col in table.columns[1:]:
+        mask = pc.and_(mask, pc.is_null(col))
+    if not pc.any(mask).as_py():
+        return
+    skipped = _parse(path, header, names, include[:1], delimiter, ignore_empty_lines=True)
+    if skipped.num_rows != table.num_rows:
+        raise _parse_error(
+            path,
+            names,
+            include,
+            delimiter,
+            f"an empty line, but the header has {len(names)} columns; delete the empty lines",
         )
-    except pa.ArrowInvalid as err:
-        raise _csv_error(name, err) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise DataError(f"cannot read '{name}': {err}") from None
+
+
+def read_csv(path: Path, columns: list[str] | None, delimiter: str = ",") -> Source:
+    """A CSV file's ``columns`` (all if None) as text, row ids by record (§3, §4.2)."""
+    name = os.fspath(path)
+    header = read_header(path, delimiter)
+    if header.names is None:
+        raise DataError(f"{name}: the file is empty; a CSV file needs a header line")
+    if not header.names:
+        raise DataError(
+            f"{name}: line 1 is empty; the first line must be the header (the column names)"
+        )
+    if not all(_is_utf8(col) for col in header.names):
+        raise DataError(
+            f"{name}: line 1 (the header) is not valid UTF-8; facet reads CSV as UTF-8, "
+            "so convert the file (e.g. iconv -f latin1 -t utf-8)"
+        )
+    _check_columns(header.names, name, columns, frame=False)
+    names = _unique_names(header.names)
+    wanted = names if columns is None else [c for c in names if c in set(columns)]
+    include = wanted or names[:1]
+    if header.more:
+        table = _parse(path, header, names, include, delimiter)
+        if len(names) > 1:
+            _reject_empty_lines(path, header, names, include, delimiter, table)
+    else:
+        table = pa.table({c: pa.array([], pa.string()) for c in include})
     num_rows = table.num_rows
     if not wanted:
         table = table.select([])
-    return Source(table, name, True, header, num_rows)
+    return Source(table, name, True, header.names, num_rows)
 
 
 def _from_arrow_like(table: pa.Table, name: str, columns: list[str] | None) -> Source:
+    """A typed Arrow table (§4.1), cut to ``columns``; ids are row positions (§3)."""
     header = list(table.column_names)
-    _check_columns(header, name, columns)
+    _check_columns(header, name, columns, frame=True)
+    num_rows = table.num_rows
     if columns is not None:
-        keep = [c for c in header if c in set(columns)]
-        num_rows = table.num_rows
-        table = table.select(keep)
-    else:
-        num_rows = table.num_rows
+        used = set(columns)
+        table = table.select([i for i, c in enumerate(header) if c in used])
     return Source(table, name, False, header, num_rows)
 
 
+def _first_line(err: BaseException) -> str:
+    lines = str(err.args[0] if err.args else err).strip().splitlines()
+    return lines[0] if lines else type(err).__name__
+
+
+def _frame_error(name: str, col: str, err: Exception) -> DataError:
+    return DataError(
+        f"{name}: column '{col}' cannot be converted to Arrow ({_first_line(err)}); "
+        f"give it one type, e.g. df['{col}'] = df['{col}'].astype('string')"
+    )
+
+
+def _from_pandas(df: Any, name: str, columns: list[str] | None) -> Source:
+    """A pandas frame (§4.1): only the used columns are converted, names as ``str``,
+    ids are positions, not index labels (§3)."""
+    header = [str(c) for c in df.columns]
+    _check_columns(header, name, columns, frame=True)
+    used = None if columns is None else set(columns)
+    keep = [i for i, c in enumerate(header) if used is None or c in used]
+    try:
+        table = pa.Table.from_pandas(df.iloc[:, keep], preserve_index=False)
+    except (pa.ArrowException, ValueError, TypeError) as err:
+        for i in keep:
+            try:
+                pa.Array.from_pandas(df.iloc[:, i])
+            except (pa.ArrowException, ValueError, TypeError) as col_err:
+                raise _frame_error(name, header[i], col_err) from None
+        raise DataError(f"{name}: cannot convert the frame to Arrow: {err}") from None
+    table = table.rename_columns([header[i] for i in keep]).replace_schema_metadata(None)
+    return Source(table, name, False, header, len(df))
+
+
+def _from_polars(data: Any, name: str, columns: list[str] | None) -> Source:
+    """A Polars DataFrame or LazyFrame (§4.1): only the used columns are converted
+    (a LazyFrame is collected once)."""
+    import polars as pl
+
+    schema = data.collect_schema()
+    header = list(schema.names())
+    used = None if columns is None else set(columns)
+    keep = [c for c in header if used is None or c in used]
+    for col in keep:
+        if schema[col] == pl.Object:  # Arrow would get the objects' addresses
+            raise DataError(
+                f"{name}: column '{col}' holds Python objects; convert it to a plain type "
+                f"first, e.g. pl.col('{col}').map_elements(str, return_dtype=pl.String)"
+            )
+    try:
+        if isinstance(data, pl.LazyFrame):
+            if not keep:
+                num_rows = int(data.select(pl.len()).collect().item())
+                return Source(pa.table({}), name, False, header, num_rows)
+            data = data.select(keep).collect()
+        table = data.select(keep).to_arrow()
+    except Exception as err:  # noqa: BLE001 - polars raises many kinds; report it as data
+        raise DataError(
+            f"{name}: cannot convert the frame to Arrow: {_first_line(err)}; "
+            "cast the used columns to plain types (e.g. with .cast(pl.String))"
+        ) from None
+    return Source(table, name, False, header, data.height)
+
+
+def _load_path(path: Path, name: str, columns: list[str] | None) -> Source:
+    kind = _kind_of(path)
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            schema_names = pq.read_schema(str(path)).names
+        except (pa.ArrowInvalid, OSError) as err:
+            msg = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise DataError(
+                f"cannot read '{name}' as Parquet: {msg}; check that the file is complete and is what its extension says (CSV, Parquet, Arrow IPC, .gz ...)"
+            ) from None
+        _check_columns(schema_names, name, columns, frame=False)
+        cols = None if columns is None else [c for c in schema_names if c in set(columns)]
+        table = pq.read_table(str(path), columns=cols)
+        if cols is not None and not cols:
+            meta = pq.read_metadata(str(path))
+            src = _from_arrow_like(table, name, [])
+            src.all_columns = list(schema_names)
+            src.num_rows = meta.num_rows
+            return src
+        src = _from_arrow_like(table, name, None)
+        src.all_columns = list(schema_names)
+        return src
+    if kind == "ipc":
+        import pyarrow.feather as feather
+
+        try:
+            table = feather.read_table(str(path))
+        except pa.ArrowInvalid:
+            with pa.OSFile(str(path), "rb") as f:
+                table = pa.ipc.open_stream(f).read_all()
+        return _from_arrow_like(table, name, columns)
+    return read_csv(path, columns, "\t" if kind == "tsv" else ",")
+
+
+def _check_path(path: Path, name: str) -> None:
+    """A path facet can open: it exists, is a regular file, and has a UTF-8 name."""
+    if path.is_symlink() and not path.exists():
+        raise DataError(
+            f"cannot read {name!r}: it is a broken symbolic link to "
+            f"{os.readlink(path)!r}; fix the link"
+        )
+    if not path.exists():
+        raise DataError(f"cannot read {name!r}: no such file; check the path")
+    if path.is_dir():
+        raise DataError(f"cannot read {name!r}: it is a directory, give a file")
+    if path.is_fifo() or path.is_socket():
+        raise DataError(
+            f"cannot read {name!r}: it is not a regular file (a named pipe or a socket); "
+            "save the data to a file first"
+        )
+    try:
+        os.fsencode(name).decode("utf-8")
+    except UnicodeDecodeError:
+        raise DataError(
+            f"cannot read {name!r}: the file name is not UTF-8; rename the file"
+        ) from None
+
+
 def load(data: Any, columns: list[str] | None = None) -> Source:
-    """Load ``data`` (path, pyarrow/pandas/Polars table) as an Arrow table.
+    """Load ``data`` (a path, a pyarrow/pandas/Polars table, an Arrow stream) as Arrow.
 
     ``columns`` limits what is read (the columns the DCs use); unknown names are
-    ignored here (the caller reports them against the DC that uses them).
+    ignored here (the caller reports them against the DC that uses them).  Bad input
+    raises :class:`DataError` (exit 2, §9).
     """
     name = source_name(data)
     if isinstance(data, str | os.PathLike):
         path = Path(data)
-        if not path.exists():
-            raise DataError(f"cannot read '{name}': no such file")
-        if path.is_dir():
-            raise DataError(f"cannot read '{name}': it is a directory, give a file")
-        kind = _kind_of(path)
+        _check_path(path, name)
         try:
-            if kind == "parquet":
-                import pyarrow.parquet as pq
-
-                try:
-                    schema_names = pq.read_schema(str(path)).names
-                except (pa.ArrowInvalid, OSError) as err:
-                    raise DataError(f"cannot read '{name}' as Parquet: {err}") from None
-                cols = None if columns is None else [c for c in schema_names if c in set(columns)]
-                table = pq.read_table(str(path), columns=cols)
-                if cols is not None and not cols:
-                    meta = pq.read_metadata(str(path))
-                    src = _from_arrow_like(table, name, [])
-                    src.all_columns = list(schema_names)
-                    src.num_rows = meta.num_rows
-                    return src
-                src = _from_arrow_like(table, name, None)
-                src.all_columns = list(schema_names)
-                return src
-            if kind == "ipc":
-                import pyarrow.feather as feather
-
-                try:
-                    table = feather.read_table(str(path))
-                except pa.ArrowInvalid:
-                    with pa.OSFile(str(path), "rb") as f:
-                        table = pa.ipc.open_stream(f).read_all()
-                return _from_arrow_like(table, name, columns)
-            return read_csv(path, columns, "\t" if kind == "tsv" else ",")
+            return _load_path(path, name, columns)
         except DataError:
             raise
-        except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as err:
-            raise DataError(f"cannot read '{name}': {str(err).splitlines()[0]}") from None
+        except (pa.ArrowInvalid, pa.ArrowIOError, OSError, lzma.LZMAError, EOFError) as err:
+            msg = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise DataError(
+                f"cannot read '{name}': {msg}; check that the file is complete and is what its extension says (CSV, Parquet, Arrow IPC, .gz ...)"
+            ) from None
     if isinstance(data, pa.Table):
         return _from_arrow_like(data, name, columns)
     if isinstance(data, pa.RecordBatch):
         return _from_arrow_like(pa.Table.from_batches([data]), name, columns)
     mod = type(data).__module__.split(".")[0]
-    if mod == "polars":
-        return _from_arrow_like(data.to_arrow(), name, columns)
+    if mod == "polars" and hasattr(data, "collect_schema"):
+        return _from_polars(data, name, columns)
+    if mod == "pandas" and hasattr(data, "iloc") and hasattr(data, "columns"):
+        return _from_pandas(data, name, columns)
     if mod == "pandas":
-        table = pa.Table.from_pandas(data, preserve_index=False)
-        return _from_arrow_like(table, name, columns)
+        raise DataError(f"{name}: give a pandas DataFrame, e.g. series.to_frame()")
     if mod == "pyspark":
         raise DataError(
             "Spark DataFrames need the Spark engine, which is not available in this version; "
             "pass a path, or convert with df.toPandas()"
         )
-    if hasattr(data, "__arrow_c_stream__"):
-        return _from_arrow_like(pa.table(data), name, columns)
+    if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__"):
+        try:
+            table = pa.table(data)
+        except (pa.ArrowException, ValueError, TypeError) as err:
+            raise DataError(f"{name}: cannot read it as an Arrow table: {err}") from None
+        return _from_arrow_like(table, name, columns)
     raise DataError(
         f"cannot read data of type {type(data).__name__}; "
         "give a CSV/Parquet/Arrow path or a pyarrow, pandas or Polars table"

@@ -11,10 +11,36 @@ Anything else is an internal failure (exit 3).
 
 from __future__ import annotations
 
+import unicodedata
+
 EXIT_CLEAN = 0
 EXIT_VIOLATIONS = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
+
+
+#: characters that :meth:`str.splitlines` breaks lines at, and their escapes
+_LINE_BREAKS = {ch: repr(ch)[1:-1] for ch in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+_LINE_BREAK_TABLE = str.maketrans(_LINE_BREAKS)
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks escaped (``\\n``): an error message stays one line
+    even when it quotes a file name or a column name that holds a line break."""
+    return text.translate(_LINE_BREAK_TABLE)
+
+
+def displayable(text: str) -> str:
+    """``text`` with one printable character per character, for a caret line: tabs and
+    other whitespace controls become spaces; other control and format characters
+    (a zero-width space, a bidi override) become a visible ``?``."""
+    out = []
+    for ch in text:
+        if ch == " " or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp"):
+            out.append(ch)
+        else:
+            out.append(" " if ch.isspace() else "?")
+    return "".join(out)
 
 
 class FacetError(Exception):
@@ -33,6 +59,7 @@ class FacetInputError(FacetError):
     exit_code = EXIT_BAD_INPUT
 
     def __init__(self, message: str, detail: str | None = None) -> None:
+        message = one_line(message)
         super().__init__(message)
         self.message = message
         self.detail = detail
@@ -60,8 +87,7 @@ class DCSyntaxError(FacetInputError):
         self.text = text
         detail = None
         if text is not None:
-            shown = text.replace("\t", " ")
-            detail = f"  {shown}\n  {' ' * max(column - 1, 0)}^"
+            detail = f"  {displayable(text)}\n  {' ' * max(column - 1, 0)}^"
         super().__init__(f"{source}:{line}:{column}: {message}", detail)
 
 

@@ -26,8 +26,10 @@ column (in characters) of the offending text.  ``#`` outside quotes starts a com
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from facet.language.ast import DC, Col, Const, Predicate
@@ -46,6 +48,9 @@ _TYPE_ANNOTATION = re.compile(r"\s*\(\s*\w+\s*\)")
 _LOOKS_LIKE_OPERAND = re.compile(r"\w+['′’]?\.")
 _KEYWORD_NOT = re.compile(r"not\b", re.IGNORECASE)
 _KEYWORD_AND = re.compile(r"and\b", re.IGNORECASE)
+_KEYWORD_OR = re.compile(r"(?:or\b|\|\||∨|\|)", re.IGNORECASE)
+_BOOLEAN = re.compile(r"(?:true|false)\b", re.IGNORECASE)
+_OPERATOR_RUN = re.compile(r"[=<>!≠≤≥]+")
 _KEYWORD_FORALL = re.compile(r"forall\b", re.IGNORECASE)
 _KEYWORD_IN = re.compile(r"in\b", re.IGNORECASE)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -65,6 +70,13 @@ _OPERATORS: tuple[tuple[str, str], ...] = (
     ("≥", ">="),
 )
 _EXPECTED_OPERATOR = "expected a comparison operator (=, !=, <, <=, >, >=)"
+#: operator misspellings and what to write instead
+_OPERATOR_FIXES = {"=>": ">=", "=<": "<=", "===": "=", "=!": "!=", "!==": "!=", "!": "!="}
+_OR_HINT = (
+    "a DC is a conjunction and has no 'or': not(A or B) is the two DCs not(A) and not(B), "
+    "so write each on its own line (or --dc)"
+)
+_LINE_BREAKS = frozenset("\r\n")
 #: conjunction symbols (the keyword ``and`` is matched separately), longest first
 _AND_SYMBOLS = ("&&", "∧", "^", "&")
 _ARROWS = ("->", "→")
@@ -80,9 +92,15 @@ _CONVENTIONS: tuple[tuple[str, str], ...] = (("t", "t'"), ("t1", "t2"), ("t0", "
 _TUPLE_NAMES = frozenset(n for conv in _CONVENTIONS for n in conv)
 _CONVENTION_LIST = "t/t', t1/t2, t0/t1 or s/t"
 
+_EMPTY_COLUMN = "empty column name; write the name of a column of the data between the quotes"
 _GENERIC_EXPECTED = (
     "expected a DC: not(...) or ¬[...], HoloClean t1&t2&EQ(t1.A,t2.A), or an FD such as 'A, B -> C'"
 )
+
+
+def _invisible(ch: str) -> bool:
+    """A control or format character (not whitespace): a zero-width space, a bidi mark."""
+    return not ch.isspace() and unicodedata.category(ch) in ("Cc", "Cf")
 
 
 # --------------------------------------------------------------------------- raw syntax tree
@@ -125,6 +143,10 @@ class _LineParser:
     def error(self, message: str, pos: int | None = None) -> DCSyntaxError:
         """A syntax error at 0-based offset ``pos`` (default: the current position)."""
         at = self.pos if pos is None else pos
+        if at < self.n and _invisible(self.text[at]):
+            ch = self.text[at]
+            name = unicodedata.name(ch, "control character")
+            message += f"; the text here holds the invisible U+{ord(ch):04X} {name}: delete it"
         return DCSyntaxError(
             message,
             source=self.source,
@@ -135,6 +157,11 @@ class _LineParser:
 
     def skip_ws(self) -> None:
         while self.pos < self.n and self.text[self.pos].isspace():
+            if self.text[self.pos] in _LINE_BREAKS and self.text[self.pos :].strip():
+                raise self.error(
+                    "line break inside one DC; a DC is one line: give each DC its own --dc, "
+                    "or its own line in a rules file"
+                )
             self.pos += 1
 
     def at_end(self) -> bool:
@@ -193,7 +220,11 @@ class _LineParser:
             else:
                 out.append(ch)
                 i += 1
-        raise self.error(f"unterminated {what}: missing closing {quote}", start)
+        raise self.error(
+            f"unterminated {what}: missing closing {quote}; add it, and write a {quote} "
+            f"inside the text as \\{quote} or {quote}{quote}",
+            start,
+        )
 
     def backticked(self) -> str:
         """A ```...``` name at ``pos``; a doubled backtick stands for one backtick."""
@@ -211,7 +242,11 @@ class _LineParser:
                 return "".join(out)
             out.append(ch)
             i += 1
-        raise self.error("unterminated quoted name: missing closing `", start)
+        raise self.error(
+            "unterminated quoted name: missing closing `; add it, and write a ` inside "
+            "the name as ``",
+            start,
+        )
 
     def unknown_tuple(self, name: str, pos: int) -> DCSyntaxError:
         return self.error(f"unknown tuple name {name!r}; use {_CONVENTION_LIST}", pos)
@@ -253,8 +288,29 @@ class _LineParser:
 
     def expect_end(self) -> None:
         self.skip_ws()
-        if not self.at_end():
-            raise self.error(f"unexpected {self.text[self.pos]!r} after the end of the DC")
+        if self.at_end():
+            return
+        if _KEYWORD_OR.match(self.text, self.pos):
+            raise self.error(_OR_HINT)
+        save = self.pos
+        if self.conjunction():
+            word = self.text[save : self.pos]
+            self.skip_ws()
+            another = self.negation_start()
+            self.pos = save
+            if another:  # not(A) and not(B): two DCs
+                raise self.error(
+                    f"{word!r} after the end of the DC; not(A) {word} not(B) is two DCs: "
+                    "write each on its own line (or --dc)"
+                )
+            raise self.error(
+                f"{word!r} after the end of the DC; put all of its predicates inside one "
+                "not(...): not(p1 and p2)"
+            )
+        raise self.error(
+            f"unexpected {self.text[self.pos]!r} after the end of the DC; remove it "
+            "(a '#' starts a comment)"
+        )
 
     def name_prefix(self) -> str | None:
         """``name:`` (``[\\w.-]+``, or a backticked/double-quoted name) before the DC."""
@@ -271,7 +327,9 @@ class _LineParser:
                 self.pos = start
                 return None
             if not name:
-                raise self.error("empty DC name", start)
+                raise self.error(
+                    "empty DC name; write a name before the ':', or drop the ':'", start
+                )
             return name
         m = _NAME_PREFIX.match(self.text, start)
         if m is None:
@@ -331,6 +389,8 @@ class _LineParser:
                 return preds
             if self.conjunction():
                 continue
+            if _KEYWORD_OR.match(self.text, self.pos):
+                raise self.error(_OR_HINT)
             where = f"{closer!r} to close the {opener!r} at column {open_pos + 1}"
             if self.at_end() or self.peek() in ")]":
                 raise self.error(f"expected {where}")
@@ -365,15 +425,27 @@ class _LineParser:
         self, left: _RawOperand, op: str, right: _RawOperand, start: int
     ) -> _RawPredicate:
         if isinstance(left, Const) and isinstance(right, Const):
-            raise self.error("a predicate needs at least one column", start)
+            raise self.error(
+                "a predicate needs at least one column; compare a column with a value, "
+                "e.g. t.A = 5",
+                start,
+            )
         return _RawPredicate(left, op, right)
 
     def operator(self) -> str:
         self.skip_ws()
+        run = _OPERATOR_RUN.match(self.text, self.pos)
         for symbol, op in _OPERATORS:
             if self.startswith(symbol):
+                if run is not None and run.end() > self.pos + len(symbol):
+                    break  # '=>', '===': more operator characters than any operator has
                 self.pos += len(symbol)
                 return op
+        if run is not None:
+            spelled = run.group()
+            fix = _OPERATOR_FIXES.get(spelled)
+            use = f"write {fix!r}" if fix else "use =, !=, <, <=, > or >="
+            raise self.error(f"unknown operator {spelled!r}; {use}")
         raise self.error(_EXPECTED_OPERATOR)
 
     def operand(self, *, in_call: bool = False) -> _RawOperand:
@@ -389,16 +461,29 @@ class _LineParser:
                 end = m.end()
                 tail = _NUMBER_TAIL.match(self.text, end)
                 if tail is not None:
-                    raise self.error(f"malformed number {self.text[start : tail.end()]!r}", start)
+                    bad = self.text[start : tail.end()]
+                    raise self.error(
+                        f"malformed number {bad!r}; write a number such as 12 or 1.5e3, "
+                        f'or quote text: "{bad}"',
+                        start,
+                    )
                 self.pos = end
                 return Const(m.group())
         name = self.tuple_word() if ch else None
         if name is None:
             raise self.error("expected an operand: t.column, a quoted string or a number", start)
         dotted = self.pos < self.n and self.text[self.pos] == "."
+        if not dotted and _BOOLEAN.fullmatch(name):
+            return Const(name)  # a boolean, kept as written (docs/semantics.md §4.4)
         if name not in _TUPLE_NAMES:
             if dotted:
                 raise self.unknown_tuple(name, start)
+            if name.lower() in ("null", "none", "nan"):
+                raise self.error(
+                    f"{name!r} is not a value in a DC: a comparison with NULL never holds "
+                    "(docs/semantics.md §2); to require a value, write t.A = t.A",
+                    start,
+                )
             raise self.error(
                 f"unexpected word {name!r}: an operand is t.column, "
                 f'a quoted string ("{name}") or a number',
@@ -432,7 +517,7 @@ class _LineParser:
                 raise self.error(f"expected a column name after {tuple_name + '.'!r}", start)
             name = w
         if not name:
-            raise self.error("empty column name", start)
+            raise self.error(_EMPTY_COLUMN, start)
         if not in_call:
             m = _TYPE_ANNOTATION.match(self.text, self.pos)  # Metanome: t0.A(String)
             if m is not None:
@@ -462,7 +547,8 @@ class _LineParser:
             if var not in _TUPLE_NAMES:
                 raise self.unknown_tuple(var, start)
             self.skip_ws()
-            if self.accept("∈") is not None or self.keyword_in():
+            member = self.accept("∈") or ("in" if self.keyword_in() else None)
+            if member is not None:
                 self.skip_ws()
                 rel_start = self.pos
                 while self.pos < self.n and not (
@@ -470,7 +556,7 @@ class _LineParser:
                 ):
                     self.pos += 1
                 if self.pos == rel_start:
-                    raise self.error("expected a relation name after '∈'", rel_start)
+                    raise self.error(f"expected a relation name after {member!r}", rel_start)
                 self.skip_ws()
             if self.accept(","):
                 continue
@@ -580,7 +666,7 @@ class _LineParser:
                 raise self.error("expected a column name")
             name = w
         if not name:
-            raise self.error("empty column name", start)
+            raise self.error(_EMPTY_COLUMN, start)
         return name
 
     # ----------------------------------------------------------------- tuple names
@@ -659,18 +745,41 @@ def parse_rules(text: str, *, source: str = "<rules>") -> list[DC]:
 def read_rules(path: str | os.PathLike[str]) -> list[DC]:
     """Read and parse a UTF-8 rules file (a BOM is accepted).
 
-    An unreadable file raises :class:`~facet.errors.FacetInputError`; syntax errors name
-    the path as given.
+    A file that cannot be read, or is not UTF-8, raises
+    :class:`~facet.errors.FacetInputError` naming the path (and, for a bad byte, its line
+    and column); syntax errors name the path as given.
     """
     source = os.fsdecode(path)
     try:
-        with open(path, encoding="utf-8-sig", newline="") as f:
-            text = f.read()
-    except UnicodeDecodeError as err:
-        raise FacetInputError(
-            f"cannot read rules file '{source}': not UTF-8 text "
-            f"(invalid byte at offset {err.start})"
-        ) from err
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as err:
-        raise FacetInputError(f"cannot read rules file '{source}': {err.strerror or err}") from err
+        raise FacetInputError(
+            f"cannot read rules file '{source}': {_os_problem(path, err)}"
+        ) from None
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        line_start = max(data.rfind(b"\n", 0, err.start), data.rfind(b"\r", 0, err.start)) + 1
+        column = len(data[line_start : err.start].decode("utf-8", errors="replace")) + 1
+        raise FacetInputError(
+            f"{source}:{line}:{column}: not UTF-8 text (byte 0x{data[err.start]:02x}); "
+            "a rules file is UTF-8 text with one DC per line: save it as UTF-8"
+        ) from None
     return parse_rules(text, source=source)
+
+
+def _os_problem(path: str | os.PathLike[str], err: OSError) -> str:
+    """What is wrong with ``path``, and what to do, for a rules file that ``open`` refused."""
+    if isinstance(err, IsADirectoryError) or os.path.isdir(path):
+        return "it is a directory; give the path of a rules file"
+    if isinstance(err, FileNotFoundError):
+        if os.path.islink(path):
+            return f"it is a broken symbolic link (to '{os.fsdecode(os.readlink(path))}'); fix the link"
+        return "no such file; check the path"
+    if isinstance(err, PermissionError):
+        return "permission denied; check the file's permissions"
+    return f"{err.strerror or err}; check the path"

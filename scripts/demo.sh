@@ -3,5 +3,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-.venv/bin/facet detect data/tax/tax_dirty_0010k.csv --rules data/tax/dc_rules_holoclean.txt --exit-zero
-.venv/bin/facet detect data/tax/tax_dirty_0010k.csv --rules data/tax/dc_rules_relaxed.txt --exit-zero
+for rules in dc_rules_holoclean dc_rules_relaxed; do
+  echo
+  echo "== data/tax/tax_dirty_0010k.csv with data/tax/$rules.txt"
+  .venv/bin/facet detect data/tax/tax_dirty_0010k.csv --rules "data/tax/$rules.txt" --exit-zero
+done
+echo
+echo "Run it yourself: source .venv/bin/activate; facet detect --help"

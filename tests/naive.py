@@ -11,9 +11,11 @@ Semantics (docs/semantics.md):
 * a predicate with a NULL operand is false; float NaN is NULL; ``-0.0 == 0.0``;
 * ints, floats and decimals compare numerically and exactly (Python's mixed int/float/Decimal
   comparisons are exact); strings compare by code point (= UTF-8 byte order);
-* a constant takes the type of the column it meets: text on a string column, a number on a
-  numeric column (int when written as an integer literal, else float; a non-number is a
-  ``ValueError``), an ISO-8601 date/time on a timestamp/date column (naive = UTC);
+* a constant takes the type of the column it meets: text on a string column; on a numeric
+  column a number (a non-number is a ``ValueError``), exact (an int or a ``Decimal``)
+  against integers and decimals, the nearest float of the column's width against a float
+  column (float16/32/64); ``true``/``false``/``1``/``0`` on a boolean column; an ISO-8601
+  date/time on a timestamp/date column (naive = UTC);
 * ``t.A op t.B`` (same tuple) is a row condition; ``t.A = t.A`` means "A is not NULL".
 
 Only the DC AST is imported from facet.
@@ -28,6 +30,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from facet.language.ast import DC, Col, Const, Predicate
@@ -102,7 +105,15 @@ def parse_iso_ns(text: str) -> int:
 # which values a column may be compared with.
 
 
+def _storage(typ: pa.DataType) -> pa.DataType:
+    """Extension types (UUID, JSON) compare by their storage; dictionaries by value."""
+    while isinstance(typ, pa.BaseExtensionType):
+        typ = typ.storage_type
+    return typ.value_type if pa.types.is_dictionary(typ) else typ
+
+
 def _kind(typ: pa.DataType) -> str:
+    typ = _storage(typ)
     if pa.types.is_dictionary(typ):
         return _kind(typ.value_type)
     if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_decimal(typ):
@@ -111,8 +122,14 @@ def _kind(typ: pa.DataType) -> str:
         return "str"
     if pa.types.is_boolean(typ):
         return "bool"
+    if pa.types.is_null(typ):
+        return "null"  # every value NULL: compares with anything, never holds
     if pa.types.is_timestamp(typ) or pa.types.is_date(typ):
         return "time"
+    if pa.types.is_time(typ):
+        return "clock"  # time of day: compares with other times of day
+    if pa.types.is_duration(typ):
+        return "duration"
     if (
         pa.types.is_binary(typ)
         or pa.types.is_large_binary(typ)
@@ -131,11 +148,17 @@ def _values(table: pa.Table, name: str) -> tuple[str, list[Any]]:
     if name not in table.column_names:
         raise KeyError(f"column {name!r} not in table (columns: {table.column_names})")
     col = table.column(name)
+    if isinstance(col.type, pa.BaseExtensionType):
+        col = pa.chunked_array([c.storage for c in col.chunks], _storage(col.type))
     typ = col.type
     if pa.types.is_dictionary(typ):
         col = col.cast(typ.value_type)
         typ = typ.value_type
     kind = _kind(typ)
+    if kind in ("clock", "duration"):
+        factor = _UNIT_NS[typ.unit]
+        raw = col.cast(pa.int64() if typ.bit_width == 64 else pa.int32()).to_pylist()
+        return kind, [None if v is None else v * factor for v in raw]
     if kind == "time":
         if pa.types.is_timestamp(typ):
             factor = _UNIT_NS[typ.unit]
@@ -167,12 +190,24 @@ def _is_nan(v: Any) -> bool:
     return isinstance(v, Decimal) and v.is_nan()
 
 
-def _const_value(const: Const, kind: str) -> Any:
+def _const_value(const: Const, kind: str, typ: pa.DataType | None = None) -> Any:
     text = const.text
+    if kind == "null":
+        return None
     if kind == "str":
         return text
     if kind == "num":
-        return parse_number(text)
+        s = text.strip(" ")
+        if not _NUMBER.fullmatch(s):
+            raise ValueError(f"constant {text!r} is not a number")
+        if typ is not None and pa.types.is_floating(typ):
+            x = float(Decimal(s))
+            width = {16: np.float16, 32: np.float32}.get(typ.bit_width)
+            if width is None:
+                return x
+            with np.errstate(over="ignore"):  # beyond the width's range: +-inf
+                return float(width(x))
+        return int(s) if _INTEGER.fullmatch(s) else Decimal(s)
     if kind == "bool":
         low = text.strip(" ").lower()
         if low in ("true", "1"):
@@ -206,15 +241,15 @@ def _compile(table: pa.Table, pred: Predicate, cache: dict) -> tuple[Getter, Cal
     if isinstance(left, Col) and isinstance(right, Col):
         lk, lget = column(left)
         rk, rget = column(right)
-        if lk != rk:
+        if lk != rk and "null" not in (lk, rk) and {lk, rk} != {"num", "bool"}:
             raise ValueError(f"predicate {pred.text()} compares a {lk} column with a {rk} column")
         return lget, _OPS[pred.op], rget
     if isinstance(left, Col):
         lk, lget = column(left)
-        cv = _const_value(right, lk)
+        cv = _const_value(right, lk, _storage(table.column(left.name).type))
         return lget, _OPS[pred.op], lambda i, j: cv
     rk, rget = column(right)
-    cv = _const_value(left, rk)
+    cv = _const_value(left, rk, _storage(table.column(right.name).type))
     return (lambda i, j: cv), _OPS[pred.op], rget
 
 

@@ -102,7 +102,9 @@ def test_iso_dates_parse_in_bulk_and_zones_only_after_a_time(monkeypatch):
     calls = []
     real = ct._cast_ts
     monkeypatch.setattr(
-        ct, "_cast_ts", lambda a, tz: calls.append((tz, a.to_pylist())) or real(a, tz)
+        ct,
+        "_cast_ts",
+        lambda a, tz, unit="us": calls.append((tz, a.to_pylist())) or real(a, tz, unit),
     )
     got = ct.parse_timestamps(
         pa.array(["2020-01-22", "1999-12-31", None, "2020-01-22T01:00+01:00"])

@@ -1,11 +1,14 @@
 """The IEJoin refinement kernel (``facet.kernels.iejoin.refine_iejoin``) against brute force.
 
-Property tests: random code matrices (ties from small domains, NULL = -1), random batches
+Property tests: random code matrices (ties from small domains, wide domains up to 2^31,
+sparse codes, long tie runs, NULL = -1; tests/strategies.py), random batches
 of groups built by hand -- reflexive, non-reflexive with overlapping sides, sides with
 holes, sub-slices of another group's slice -- and every one of the 16 operator pairs on
 same- and cross-column predicates.  Expanding the output groups must give exactly the
 multiset of satisfying pairs ``(t, t')``, ``t != t'``, of the input groups (so no pair
-twice), and the output must be well-formed.  Plus deterministic cases: the running
+twice), and the output must be well-formed.  Every property test also draws a kernel
+tuning with extreme thresholds (insertion sort for every side or none, counting or
+comparison sorts).  Plus deterministic cases: the running
 examples of Khayyat et al. (PVLDB 2015), ties, all-equal columns, empty sides, one row.
 """
 
@@ -21,6 +24,7 @@ from hypothesis import strategies as st
 from facet.kernels.common import OP_GE, OP_GT, OP_LE, OP_LT, compare_arrays
 from facet.kernels.iejoin import refine_iejoin
 from facet.planner.config import DEFAULT
+from tests.strategies import code_matrices, examples, kernel_tunes
 
 TUNE = DEFAULT.kernel_tuning()
 
@@ -28,7 +32,7 @@ ORDER_OPS = (OP_LT, OP_LE, OP_GT, OP_GE)
 OP_PAIRS = list(itertools.product(ORDER_OPS, ORDER_OPS))
 
 CASES = settings(
-    max_examples=2500,
+    max_examples=examples(2500, 60),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -90,7 +94,7 @@ def check_layout(obuf, odesc):
         assert group_pairs(obuf, row).shape[0] > 0
 
 
-def run_and_check(buf, desc, codes, ra1, rb1, op1, ra2, rb2, op2, dom1=None, dom2=None):
+def run_and_check(buf, desc, codes, ra1, rb1, op1, ra2, rb2, op2, dom1=None, dom2=None, tune=TUNE):
     dom = int(codes.max(initial=-1)) + 1
     dom1 = dom if dom1 is None else dom1
     dom2 = dom if dom2 is None else dom2
@@ -106,7 +110,7 @@ def run_and_check(buf, desc, codes, ra1, rb1, op1, ra2, rb2, op2, dom1=None, dom
         op2,
         dom1,
         dom2,
-        TUNE,
+        tune,
     )
     check_layout(obuf, odesc)
     got = expand(obuf, odesc)
@@ -152,25 +156,21 @@ def _place(rng, parts, tids, n, hole_p):
 
 @st.composite
 def batches(draw):
-    """``(codes, buf, desc, ra1, rb1, op1, ra2, rb2, op2, dom)``."""
+    """``(codes, buf, desc, ra1, rb1, op1, ra2, rb2, op2, dom1, dom2, tune)``."""
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
-    n = draw(st.integers(1, 80))
     m = draw(st.integers(1, 4))
-    dom = draw(st.sampled_from([1, 2, 3, 4, 6, 10, 40, 1000]))
-    null_p = draw(st.sampled_from([0.0, 0.0, 0.05, 0.3]))
-    codes = rng.integers(0, dom, size=(m, n)).astype(np.int32)
-    if dom >= 40 and rng.random() < 0.5:
-        # few distinct values spread over a wide domain
-        vals = rng.choice(dom, size=min(dom, 5), replace=False)
-        codes = vals[rng.integers(0, len(vals), size=(m, n))].astype(np.int32)
-    codes[rng.random((m, n)) < null_p] = -1
+    codes, doms = draw(code_matrices(rows=m, max_n=80, big_n=300))
+    n = codes.shape[1]
     if draw(st.booleans()):  # one predicate's two operands on one column each
         ra1 = rb1 = draw(st.integers(0, m - 1))
         ra2 = rb2 = draw(st.integers(0, m - 1))
     else:
         ra1, rb1, ra2, rb2 = (draw(st.integers(0, m - 1)) for _ in range(4))
     op1, op2 = draw(st.sampled_from(OP_PAIRS))
+    # rows compared with each other share a code space: one bound for both operands
+    dom1 = int(max(doms[ra1], doms[rb1]))
+    dom2 = int(max(doms[ra2], doms[rb2]))
 
     n_groups = draw(st.integers(1, 4))
     parts = [np.empty(0, np.int32)]
@@ -209,7 +209,7 @@ def batches(draw):
                 rows.append((a, b, a, a, s, e, hs, he))
     buf = np.concatenate(parts).astype(np.int32)
     desc = np.array(rows, np.int64).reshape(-1, 8)
-    return codes, buf, desc, ra1, rb1, op1, ra2, rb2, op2, dom
+    return codes, buf, desc, ra1, rb1, op1, ra2, rb2, op2, dom1, dom2, draw(kernel_tunes())
 
 
 # --------------------------------------------------------------------------- property tests
@@ -218,18 +218,21 @@ def batches(draw):
 @CASES
 @given(batches())
 def test_refine_iejoin_equals_brute_force(case):
-    codes, buf, desc, ra1, rb1, op1, ra2, rb2, op2, dom = case
-    run_and_check(buf, desc, codes, ra1, rb1, op1, ra2, rb2, op2, dom, dom)
+    codes, buf, desc, ra1, rb1, op1, ra2, rb2, op2, dom1, dom2, tune = case
+    run_and_check(buf, desc, codes, ra1, rb1, op1, ra2, rb2, op2, dom1, dom2, tune)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(600, 15), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(1, 400),
-    dom=st.sampled_from([2, 5, 30, 300, 5000]),
+    dom=st.sampled_from([2, 5, 30, 300, 5000, 2**31 - 1]),
     ops=st.sampled_from(OP_PAIRS),
+    tune=kernel_tunes(),
 )
-def test_single_large_reflexive_group(seed, n, dom, ops):
+def test_single_large_reflexive_group(seed, n, dom, ops, tune):
     """Larger reflexive groups (several bit-array words, both sort paths), one copy."""
     rng = np.random.default_rng(seed)
     codes = rng.integers(0, dom, size=(2, n)).astype(np.int32)
@@ -237,7 +240,7 @@ def test_single_large_reflexive_group(seed, n, dom, ops):
         codes[1] = np.clip(codes[0] + rng.integers(-2, 3, n), 0, dom - 1)
     codes[rng.random((2, n)) < 0.05] = -1
     buf, desc = reflexive(n)
-    run_and_check(buf, desc, codes, 0, 0, ops[0], 1, 1, ops[1], dom, dom)
+    run_and_check(buf, desc, codes, 0, 0, ops[0], 1, 1, ops[1], dom, dom, tune)
 
 
 # --------------------------------------------------------------------------- unit tests

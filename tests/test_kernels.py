@@ -18,7 +18,9 @@ from facet.kernels.common import OP_FLIP
 from facet.kernels.count import count_groups, count_keyed
 from facet.kernels.decompose import refine_decompose
 from facet.kernels.refine import KIND_EQ, KIND_INEQ, KIND_NE, refine
+from facet.kernels.tuning import DICT_FEW
 from facet.planner.config import DEFAULT
+from tests.strategies import code_matrices, examples, group_batches, kernel_tunes, shared_doms
 
 TUNE = DEFAULT.kernel_tuning()
 
@@ -31,139 +33,125 @@ PY = {
     4: lambda a, b: a > b,
     5: lambda a, b: a >= b,
 }
-SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: the same on arrays (PY's operators work elementwise on numpy arrays)
+NP = PY
+SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
+SETTINGS = settings(max_examples=examples(400, 40), deadline=None, suppress_health_check=SLOW)
+#: the largest domain a forced code-indexed array (count_keyed storage=1) may have
+DIRECT_MAX = 1 << 20
 
 
-@st.composite
-def code_matrix(draw, rows: int = 3):
-    n = draw(st.integers(1, 40))
-    dom = draw(st.integers(1, 9))
-    codes = np.array(
-        [[draw(st.integers(-1, dom - 1)) for _ in range(n)] for _ in range(rows)], np.int32
-    )
-    return codes, dom
+def side_tids(buf, d, s) -> np.ndarray:
+    """The tids of side ``s`` (0 left, 4 right) of descriptor row ``d``."""
+    if d[s + 3] > d[s + 2]:
+        return np.concatenate([buf[d[s] : d[s + 2]], buf[d[s + 3] : d[s + 1]]]).astype(np.int64)
+    return buf[d[s] : d[s + 1]].astype(np.int64)
 
 
-@st.composite
-def batches(draw, n: int):
-    """A batch of 1-4 groups: reflexive or not, sides as slices with optional holes."""
-    parts: list[np.ndarray] = []
-    desc = []
-    pos = 0
-
-    def side():
-        nonlocal pos
-        k = draw(st.integers(0, n))
-        tids = draw(st.permutations(list(range(n))))[:k]
-        arr = np.array(tids, np.int32)
-        s = pos
-        parts.append(arr)
-        pos += k
-        e = pos
-        if k >= 2 and draw(st.booleans()):
-            hs = draw(st.integers(s, e - 1))
-            he = draw(st.integers(hs + 1, e))
-        else:
-            hs = he = s
-        return [s, e, hs, he]
-
-    for _ in range(draw(st.integers(1, 4))):
-        left = side()
-        if draw(st.booleans()):
-            desc.append(left + left)  # reflexive
-        else:
-            desc.append(left + side())
-    buf = np.concatenate(parts) if parts else np.empty(0, np.int32)
-    return buf.astype(np.int32), np.array(desc, np.int64)
+def group_pairs(buf, d) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``(t, u)``, ``t != u``, of one group, as two arrays."""
+    left = side_tids(buf, d, 0)
+    right = side_tids(buf, d, 4)
+    t = np.repeat(left, right.shape[0])
+    u = np.tile(right, left.shape[0])
+    keep = t != u
+    return t[keep], u[keep]
 
 
-def side_tids(buf, d, s):
-    return [int(buf[i]) for i in range(d[s], d[s + 1]) if not (d[s + 2] <= i < d[s + 3])]
-
-
-def input_pairs(buf, desc):
-    """Every (group, t, u) an input batch stands for (t != u)."""
-    out = []
-    for g, d in enumerate(desc):
-        for t in side_tids(buf, d, 0):
-            for u in side_tids(buf, d, 4):
-                if t != u:
-                    out.append((g, t, u))
-    return out
-
-
-def holds(codes, preds, t, u) -> bool:
+def holds(codes, preds, t, u) -> np.ndarray:
+    """Which pairs ``(t[i], u[i])`` satisfy every predicate ``(row a, op, row b)``."""
+    ok = np.ones(t.shape[0], bool)
     for a, op, b in preds:
         x, y = codes[a, t], codes[b, u]
-        if x < 0 or y < 0 or not PY[op](x, y):
-            return False
-    return True
+        ok &= (x >= 0) & (y >= 0) & NP[op](x, y)
+    return ok
 
 
 def expand(buf, desc) -> list[tuple[int, int]]:
-    out = []
-    for d in desc:
-        for t in side_tids(buf, d, 0):
-            for u in side_tids(buf, d, 4):
-                if t != u:
-                    out.append((t, u))
-    return out
+    """The pairs of a batch as a sorted multiset."""
+    keys = [(t << 32) | u for t, u in (group_pairs(buf, d) for d in desc)]
+    allk = np.sort(np.concatenate(keys)) if keys else np.empty(0, np.int64)
+    return list(zip((allk >> 32).tolist(), (allk & 0xFFFFFFFF).tolist(), strict=True))
 
 
 def expected(buf, desc, codes, preds) -> list[tuple[int, int]]:
-    return sorted((t, u) for _, t, u in input_pairs(buf, desc) if holds(codes, preds, t, u))
+    keys = []
+    for d in desc:
+        t, u = group_pairs(buf, d)
+        ok = holds(codes, preds, t, u)
+        keys.append((t[ok] << 32) | u[ok])
+    allk = np.sort(np.concatenate(keys)) if keys else np.empty(0, np.int64)
+    return list(zip((allk >> 32).tolist(), (allk & 0xFFFFFFFF).tolist(), strict=True))
+
+
+def degrees(buf, desc, codes, preds, sign, n, skip=None):
+    """Brute-force degrees: per row, ``sign`` x its satisfying pairs on each side
+    (groups flagged in ``skip`` left out)."""
+    want_l = np.zeros(n, np.int64)
+    want_r = np.zeros(n, np.int64)
+    for g, d in enumerate(desc):
+        if skip is not None and skip[g]:
+            continue
+        t, u = group_pairs(buf, d)
+        ok = holds(codes, preds, t, u)
+        np.add.at(want_l, t[ok], sign)
+        np.add.at(want_r, u[ok], sign)
+    return want_l, want_r
 
 
 @st.composite
 def cases(draw, ops):
-    codes, dom = draw(code_matrix())
-    buf, desc = draw(batches(codes.shape[1]))
+    """Codes (tiny and wide domains, tie runs), a batch, one predicate, a tuning."""
+    codes, doms = draw(code_matrices())
+    buf, desc = draw(group_batches(codes.shape[1]))
     a = draw(st.integers(0, 2))
     b = a if draw(st.booleans()) else draw(st.integers(0, 2))
     op = draw(st.sampled_from(ops))
-    return codes, dom, buf, desc, a, b, op
+    dom = int(max(doms[a], doms[b]))  # one code space for both operands
+    return codes, dom, buf, desc, a, b, op, draw(kernel_tunes())
 
 
 def check_refinement(out_buf, out_desc, buf, desc, codes, preds):
     # a pair standing in two input groups must come out twice, once per group: compare
     # multisets (an output group overlapping another of the same input shows as extra)
     got = expand(out_buf, out_desc)
-    assert sorted(got) == expected(buf, desc, codes, preds)
+    assert got == expected(buf, desc, codes, preds)
 
 
 @SETTINGS
 @given(cases([0, 1, 2, 3, 4, 5]))
 def test_equality_nonequality_hsm(case):
-    codes, dom, buf, desc, a, b, op = case
+    codes, dom, buf, desc, a, b, op, tune = case
     kind = {0: KIND_EQ, 1: KIND_NE}.get(op, KIND_INEQ)
-    ob, od = refine(buf, desc, codes, a, b, dom, kind, op, TUNE)
+    ob, od = refine(buf, desc, codes, a, b, dom, kind, op, tune)
     check_refinement(ob, od, buf, desc, codes, [(a, op, b)])
 
 
 @SETTINGS
-@given(cases([2, 3, 4, 5]), st.integers(0, 5))
+@given(cases([2, 3, 4, 5]), st.sampled_from([0, 1, 2, 3, 5, 64, 500]))
 def test_bhsm(case, bins):
-    codes, dom, buf, desc, a, b, op = case
-    ob, od = refine_bhsm(buf, desc, codes, a, b, dom, op, bins, TUNE)
+    codes, dom, buf, desc, a, b, op, tune = case
+    ob, od = refine_bhsm(buf, desc, codes, a, b, dom, op, bins, tune)
     check_refinement(ob, od, buf, desc, codes, [(a, op, b)])
 
 
 @SETTINGS
 @given(cases([2, 3, 4, 5]))
 def test_dominance_decomposition(case):
-    codes, dom, buf, desc, a, b, op = case
-    ob, od = refine_decompose(buf, desc, codes, a, b, dom, op, TUNE)
+    codes, dom, buf, desc, a, b, op, tune = case
+    ob, od = refine_decompose(buf, desc, codes, a, b, dom, op, tune)
     check_refinement(ob, od, buf, desc, codes, [(a, op, b)])
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(600, 60), deadline=None, suppress_health_check=SLOW)
 @given(st.data())
 def test_counting_sink_degrees(data):
     """count_groups: per-row degrees for 0, 1 or 2 order predicates (closed forms,
-    sort, Fenwick) and, on small groups, any predicates pair by pair."""
-    codes, dom = data.draw(code_matrix(rows=4))
+    histogram or binary search, Fenwick over codes or compressed ranks, sweeps on
+    either domain) and, on small groups, any predicates pair by pair."""
+    codes, doms = data.draw(code_matrices(rows=4))
     n = codes.shape[1]
-    buf, desc = data.draw(batches(n))
+    buf, desc = data.draw(group_batches(n))
     k = data.draw(st.integers(0, 3))
     any_ops = data.draw(st.booleans())
     ops = [0, 1, 2, 3, 4, 5] if any_ops else [2, 3, 4, 5]
@@ -175,7 +163,8 @@ def test_counting_sink_degrees(data):
         )
         for _ in range(k)
     ]
-    nested = data.draw(st.sampled_from([0, 0, 4096]))
+    nested = data.draw(st.sampled_from([0, 0, 4096, 1 << 40]))
+    tune = data.draw(kernel_tunes())
     pa = np.array([p[0] for p in preds], np.int64)
     po = np.array([p[1] for p in preds], np.int64)
     pb = np.array([p[2] for p in preds], np.int64)
@@ -184,20 +173,15 @@ def test_counting_sink_degrees(data):
     deg_l = np.zeros(n, np.int64)
     deg_r = np.zeros(n, np.int64)
     todo = np.zeros(len(desc), np.bool_)
-    doms = np.full(4, dom, np.int64)
+    doms = shared_doms(doms, [(a, b) for a, _, b in preds])
     sign = data.draw(st.sampled_from([1, -1]))
-    count_groups(
+    stamp_id = data.draw(st.sampled_from([0, 5]))
+    last = count_groups(
         buf, desc, codes, doms, pa, pb, po, nl, nr, sign, deg_l, deg_r,
-        np.zeros(n, np.int64), 0, todo, nested, TUNE,
+        np.zeros(n, np.int64), stamp_id, todo, nested, tune,
     )  # fmt: skip
-    want_l = np.zeros(n, np.int64)
-    want_r = np.zeros(n, np.int64)
-    for g, t, u in input_pairs(buf, desc):
-        if todo[g]:
-            continue
-        if holds(codes, preds, t, u):
-            want_l[t] += sign
-            want_r[u] += sign
+    assert last >= stamp_id
+    want_l, want_r = degrees(buf, desc, codes, preds, sign, n, skip=todo)
     assert np.array_equal(deg_l, want_l)
     assert np.array_equal(deg_r, want_r)
     fast = len(preds) <= 2 and all(op >= 2 for _, op, _ in preds)
@@ -205,32 +189,28 @@ def test_counting_sink_degrees(data):
         assert not todo.any()  # closed forms answer every group
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(500, 50), deadline=None, suppress_health_check=SLOW)
 @given(st.data())
 def test_keyed_sink_degrees(data):
     """count_keyed: per-row degrees under one final equality or non-equality
     (same or cross column, reflexive or not, holes, NULLs), in the code-indexed
     array and in the per-group table, against brute force."""
-    codes, dom = data.draw(code_matrix(rows=3))
+    codes, doms = data.draw(code_matrices(rows=3))
     n = codes.shape[1]
-    buf, desc = data.draw(batches(n))
+    buf, desc = data.draw(group_batches(n))
     a = data.draw(st.integers(0, 2))
     b = a if data.draw(st.booleans()) else data.draw(st.integers(0, 2))
+    dom = int(max(doms[a], doms[b]))
     ne = data.draw(st.booleans())
-    storage = data.draw(st.sampled_from([0, 1, 2]))
+    storage = data.draw(st.sampled_from([0, 1, 2] if dom <= DIRECT_MAX else [0, 2]))
     sign = data.draw(st.sampled_from([1, -1]))
+    tune = data.draw(kernel_tunes())
     deg_l = np.zeros(n, np.int64)
     deg_r = np.zeros(n, np.int64)
     count_keyed(
-        buf, desc, codes, a, b, dom, ne, sign, deg_l, deg_r, np.zeros(n, np.int64), 0, TUNE, storage
+        buf, desc, codes, a, b, dom, ne, sign, deg_l, deg_r, np.zeros(n, np.int64), 0, tune, storage
     )
-    want_l = np.zeros(n, np.int64)
-    want_r = np.zeros(n, np.int64)
-    preds = [(a, 1 if ne else 0, b)]
-    for _, t, u in input_pairs(buf, desc):
-        if holds(codes, preds, t, u):
-            want_l[t] += sign
-            want_r[u] += sign
+    want_l, want_r = degrees(buf, desc, codes, [(a, 1 if ne else 0, b)], sign, n)
     assert np.array_equal(deg_l, want_l)
     assert np.array_equal(deg_r, want_r)
 
@@ -242,29 +222,46 @@ def test_flip_table():
                 assert PY[op](x, y) == PY[int(f)](y, x)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def string_buffers(values):
+    """Arrow string buffers of ``values``: int64 offsets, uint8 data, validity."""
+    import pyarrow as pa
+
+    arr = pa.array(values, pa.string())
+    bufs = arr.buffers()
+    off = np.frombuffer(bufs[1], np.int32)[: len(arr) + 1].astype(np.int64)
+    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
+    valid = np.array([v is not None for v in values], bool)
+    return off, data, valid
+
+
+def value_hashes(values):
+    """``hash_bytes`` of each (non-NULL) value on its own: the one text value hash."""
+    from facet.kernels.hashing import hash_bytes
+
+    off, data, _ = string_buffers(["" if v is None else v for v in values])
+    return hash_bytes(off, data)
+
+
+@settings(max_examples=examples(300, 15), deadline=None, suppress_health_check=SLOW)
 @given(
     st.lists(
         st.one_of(st.none(), st.text(max_size=6), st.sampled_from(["a", "b", "", "é"])),
         max_size=300,
     ),
     st.booleans(),
+    kernel_tunes(),
 )
-def test_text_dictionary_codes(values, many):
+def test_text_dictionary_codes(values, many, tune):
     """encode_bytes groups exactly the equal strings (both the one-table and the
-    partitioned path: ``many`` adds enough distinct values to force the latter)."""
-    import pyarrow as pa
-
+    partitioned path: ``many`` adds enough distinct values to force the latter, and
+    so does a tiny ``dictionary_few``), and each code's hash is ``hash_bytes`` of its
+    value (statistics reuse the dictionary's hashes)."""
     from facet.kernels import dictionary
 
     if many:
-        values = values + [f"v{i}" for i in range(DEFAULT.dictionary_few + 5)]
-    arr = pa.array(values, pa.string())
-    bufs = arr.buffers()
-    off = np.frombuffer(bufs[1], np.int32)[: len(arr) + 1].astype(np.int64)
-    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
-    valid = np.array([v is not None for v in values], bool)
-    codes, first, _hash, exact = dictionary.encode_bytes(off, data, valid, TUNE)
+        values = values + [f"v{i}" for i in range(int(tune[DICT_FEW]) + 5)]
+    off, data, valid = string_buffers(values)
+    codes, first, code_hash, exact = dictionary.encode_bytes(off, data, valid, tune)
     assert exact
     seen: dict = {}
     for v, c in zip(values, codes.tolist(), strict=True):
@@ -275,37 +272,34 @@ def test_text_dictionary_codes(values, many):
     assert len(set(seen.values())) == len(seen) == len(first)
     for v, c in seen.items():
         assert values[first[c]] == v
+    assert np.array_equal(code_hash, value_hashes([values[f] for f in first.tolist()]))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150, 12), deadline=None, suppress_health_check=SLOW)
 @given(
     st.lists(
-        st.one_of(st.none(), st.sampled_from(["a", "b", "", "é", "long value x"])), max_size=200
+        st.one_of(st.none(), st.sampled_from(["a", "b", "", "é", "long value x"]), st.text()),
+        max_size=200,
     ),
     st.booleans(),
-    st.integers(2, 5),
+    st.integers(1, 5),
+    kernel_tunes(),
 )
-def test_parallel_text_dictionary_equals_serial(values, many, threads):
+def test_parallel_text_dictionary_equals_serial(values, many, threads, tune):
     """encode_bytes_parallel gives encode_bytes's codes, first rows and hashes on
-    both its paths (one table per row range merged; partitions over threads)."""
+    both its paths (one table per row range merged -- or, past ``dictionary_few``
+    distinct values in all, partitions over threads)."""
     from concurrent.futures import ThreadPoolExecutor
-
-    import pyarrow as pa
 
     from facet.kernels import dictionary
 
     if many:
-        values = values + [
-            f"v{i % (DEFAULT.dictionary_few + 7)}" for i in range(DEFAULT.dictionary_few + 40)
-        ]
-    arr = pa.array(values, pa.string())
-    bufs = arr.buffers()
-    off = np.frombuffer(bufs[1], np.int32)[: len(arr) + 1].astype(np.int64)
-    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
-    valid = np.array([v is not None for v in values], bool)
-    want = dictionary.encode_bytes(off, data, valid, TUNE)
+        few = int(tune[DICT_FEW])
+        values = values + [f"v{i % (few + 7)}" for i in range(few + 40)]
+    off, data, valid = string_buffers(values)
+    want = dictionary.encode_bytes(off, data, valid, tune)
     with ThreadPoolExecutor(threads) as pool:
-        got = dictionary.encode_bytes_parallel(off, data, valid, pool, threads, TUNE)
+        got = dictionary.encode_bytes_parallel(off, data, valid, pool, threads, tune)
     for w, g in zip(want[:3], got[:3], strict=True):
         assert np.array_equal(w, g)
     assert want[3] and got[3]

@@ -33,6 +33,8 @@ LAYERS = {
     "facet.loading": 2,
     "facet.column_types": 2,
     "facet.encoding": 2,
+    "facet.numeric_ranks": 2,
+    "facet.progress": 2,
     "facet.sinks": 2,
     "facet.result": 2,
     "facet.engine": 3,

@@ -381,10 +381,10 @@ def test_metadata() -> None:
         ("not(t.A = t'.A]", 15, "expected ')' to close the '(' at column 4"),
         ("¬[t0.A = t1.A)", 14, "expected ']' to close the '[' at column 2"),
         ("not(t.A = t'.A))", 16, "unexpected ')' after the end of the DC"),
-        ("not(t.A = t'.A) and", 17, "unexpected 'a' after the end of the DC"),
+        ("not(t.A = t'.A) and", 17, "'and' after the end of the DC; put all of its predicates"),
         ("not(t.A t'.A)", 9, "expected a comparison operator (=, !=, <, <=, >, >=)"),
         ("not(t.A)", 8, "expected a comparison operator"),
-        ("not(t.A =< t'.A)", 10, "expected an operand"),
+        ("not(t.A =< t'.A)", 9, "unknown operator '=<'; write '<='"),
         ("not(t.A = t'.A ant t.B = 1)", 16, "expected 'and' or ')'"),
         ("not(t.A = t'.A and)", 19, "expected an operand: t.column, a quoted string or a number"),
         ("not(u.A = 1)", 5, "unknown tuple name 'u'; use t/t', t1/t2, t0/t1 or s/t"),
@@ -518,7 +518,7 @@ def test_read_rules_unreadable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FacetInputError) as info:
         read_rules("x.txt")
-    assert str(info.value) == "cannot read rules file 'x.txt': No such file or directory"
+    assert str(info.value) == "cannot read rules file 'x.txt': no such file; check the path"
     assert not isinstance(info.value, DCSyntaxError)
 
     os.mkdir("d")
@@ -528,7 +528,7 @@ def test_read_rules_unreadable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     Path("latin1.txt").write_bytes(b"not(t.A = '\xe9')\n")
     with pytest.raises(FacetInputError) as info:
         read_rules("latin1.txt")
-    assert str(info.value).startswith("cannot read rules file 'latin1.txt': not UTF-8")
+    assert str(info.value).startswith("latin1.txt:1:12: not UTF-8 text (byte 0xe9)")
     assert "\n" not in str(info.value)
 
 

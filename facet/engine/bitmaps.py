@@ -19,11 +19,15 @@ the storage stays selectable for the experiment, not for production.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from pyroaring import BitMap
 
 from facet.engine.groups import Groups
 from facet.kernels.common import OP_EQ, OP_GE, OP_LE, OP_LT, OP_NE
+
+if TYPE_CHECKING:  # pyroaring is imported where bitmaps are made (facet's start stays light)
+    from pyroaring import BitMap
 
 
 def _side(groups: Groups, g: int, s: int) -> np.ndarray:
@@ -40,6 +44,8 @@ def _np(bm: BitMap) -> np.ndarray:
 
 def _by_value(tids: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, list[BitMap]]:
     """Distinct non-NULL keys (ascending) and one bitmap of tids per key."""
+    from pyroaring import BitMap
+
     k = keys[tids]
     tids = tids[k >= 0]
     k = k[k >= 0]
@@ -56,6 +62,8 @@ def _by_value(tids: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, list[BitM
 def refine_bitmaps(groups: Groups, codes: np.ndarray, ra: int, rb: int, op: int) -> Groups:
     """Refine every group of ``groups`` by ``t.<ra> op t'.<rb>`` on bitmaps
     (equality, non-equality, or one inequality the HSM way)."""
+    from pyroaring import BitMap
+
     ka, kb = codes[ra], codes[rb]
     out_l: list[np.ndarray] = []
     out_r: list[np.ndarray] = []

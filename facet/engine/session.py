@@ -42,6 +42,9 @@ class Session:
         self.estimates = False
         #: pairs wanted per DC (``--limit``): pair plans that stream
         self.limit: int | None = None
+        #: the run's progress events and deadline (:class:`facet.progress.Monitor`,
+        #: duck-typed: ``check()``, ``dc_started(i)``, ``dc_done(i)``), or None
+        self.monitor: Any = None
 
     @property
     def rows(self) -> int:
@@ -85,11 +88,18 @@ class Session:
     def count(self, i: int, engine: LocalEngine | None = None) -> tuple[int, int]:
         """``(violations, rows involved)`` of DC ``i`` (``engine``: a worker's own)."""
         engine = engine or self.engine
+        monitor = self.monitor
+        if monitor is not None:
+            monitor.dc_started(i)  # the deadline, checked between DCs
         plan = self.plan(i, "count")
         if plan is None:
             rows = engine.single_rows(self.normal[i])
-            return len(rows), len(rows)
-        return engine.count(plan, self.initial(i))
+            answer = len(rows), len(rows)
+        else:
+            answer = engine.count(plan, self.initial(i))
+        if monitor is not None:
+            monitor.dc_done(i)
+        return answer
 
     # ------------------------------------------------------------------ pairs
     def dc_pairs(
@@ -108,7 +118,12 @@ class Session:
             chunks = self.engine.pairs(plan, start[0], start[1])
         else:
             chunks = self.engine.pairs(plan, self.initial(i))
+        monitor = self.monitor
+        if monitor is not None:
+            monitor.dc_started(i)
         for t1, t2 in chunks:
+            if monitor is not None:
+                monitor.check()  # between chunks: a deadline stops a long listing
             if left is not None:
                 if left <= 0:
                     return
@@ -138,7 +153,12 @@ class Session:
             source = self.engine.blocks(plan, start[0], start[1])
         else:
             source = self.engine.blocks(plan, self.initial(i))
+        monitor = self.monitor
+        if monitor is not None:
+            monitor.dc_started(i)
         for groups in source:
+            if monitor is not None:
+                monitor.check()
             if len(groups) == 0:
                 continue
             if limit is not None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from facet.encoding import HashedDictionary
 from facet.engine.context import Context
@@ -78,11 +79,19 @@ def value_hashes(values: pa.Array) -> np.ndarray:
         off = np.frombuffer(bufs[1], np.int64)[: len(values) + 1]
         data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
         return hash_bytes(off, data)
+    if pa.types.is_decimal(typ):
+        values = pc.cast(values, pa.float64(), safe=False)  # statistics only: near is enough
+        typ = values.type
     if pa.types.is_floating(typ):
         f = values.to_numpy(zero_copy_only=False).astype(np.float64) + 0.0
         return hash_words(f.view(np.uint64))
-    if pa.types.is_timestamp(typ) or pa.types.is_date(typ):
-        values = values.cast(pa.int64())
+    if (
+        pa.types.is_timestamp(typ)
+        or pa.types.is_date(typ)
+        or pa.types.is_time(typ)
+        or pa.types.is_duration(typ)
+    ):
+        values = values.cast(pa.int64() if typ.bit_width == 64 else pa.int32())
     return hash_words(values.to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64))
 
 

@@ -1,81 +1,308 @@
-"""JIT warm-up: compile (first run) or load from numba's cache every kernel once,
-so that per-DC timings exclude it (JSON ``warmup_seconds``)."""
+"""JIT warm-up: compile (first run) or load from numba's cache, once per process,
+the kernels a run will use, before anything is timed -- so that per-DC seconds
+exclude it (JSON ``warmup_seconds``: the JIT load/compile time of the run).
+
+Only the kernels a run needs are loaded (each costs milliseconds to load from
+the cache, seconds to compile): :func:`plan_kernels` maps a plan -- plain data,
+its stages' and sink's algorithm names -- to kernels, and :func:`run_kernels`
+applies it to the statistics-free plans of a run's DCs before the data is
+encoded, adding the kernels of encoding and statistics, and the inequality
+algorithms statistics may still choose for ``pairs`` plans.  Nothing here
+imports numba until a kernel is warmed: the kernel modules load on demand.
+"""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable, Iterable
+from functools import cache
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-_done = False
+if TYPE_CHECKING:
+    from facet.language.ast import DC
+    from facet.loading import Source
+    from facet.planner.config import Config
+    from facet.planner.plan import Plan
+
+#: a plan's algorithm (``Stage.algorithm``, ``CountSink.algorithm``) -> its kernels
+ALGORITHM_KERNELS: dict[str, tuple[str, ...]] = {
+    "equality": ("refine",),
+    "nonequality": ("refine",),
+    "hsm": ("refine",),
+    "bhsm": ("bhsm",),
+    "cdq": ("cdq",),
+    "iejoin": ("iejoin",),
+    "count-keyed": ("count-keyed",),
+    "count-closed": ("count-groups",),
+    "count-sort": ("count-groups",),
+    "count-fenwick": ("count-groups",),
+    "count-cdq": ("count-groups", "cdq"),
+}
+
+_lock = threading.Lock()
+#: kernels this process has loaded (or compiled)
+_loaded: set[str] = set()
 
 
-def warmup() -> float:
-    """Touch every kernel on a tiny input; returns the seconds it took (0 after the first call)."""
-    global _done
-    if _done:
-        return 0.0
-    t = time.perf_counter()
+def plan_kernels(plan: Plan) -> set[str]:
+    """The kernels executing ``plan`` runs (its stages, its counting sink with the
+    equality refinements of its inclusion-exclusion terms, pair expansion)."""
+    names: set[str] = set()
+    for stage in plan.stages:
+        names.update(ALGORITHM_KERNELS[stage.algorithm])
+    if plan.sink is not None:
+        names.update(ALGORITHM_KERNELS[plan.sink.algorithm])
+        if plan.sink.nonequalities:  # inclusion-exclusion terms refine equalities
+            names.add("refine")
+    if plan.output == "pairs":
+        names.add("expand")
+    elif plan.output == "blocks":
+        names.update(("expand", "sides-to-lists"))
+    return names
+
+
+def run_kernels(
+    dcs: Iterable[DC],
+    config: Config,
+    outputs: Iterable[str] = ("count",),
+    *,
+    source: Source | None = None,
+    execute: bool = True,
+) -> set[str]:
+    """The kernels a run of ``dcs`` over ``source`` will use: text dictionaries
+    (when it has text columns; the parallel path from ``Config.parallel_text_rows``
+    rows), statistics where a plan asks for them, and (``execute``) the kernels of
+    every DC's plans for ``outputs``.  Plans are made without statistics, which
+    decide only the order of a plan's stages and, for ``pairs``, which inequality
+    algorithms run: those it may choose are all included.  ``source=None``: any
+    table (text columns, no parallel paths)."""
+    from facet.language.normalize import INEQUALITY, NONEQUALITY, normalize
+    from facet.planner.plan import make_plan, needs_statistics
+    from facet.planner.statistics import Sides
+
+    outputs = tuple(outputs)
+    threads = config.workers
+    rows = 0 if source is None else source.num_rows
+    names: set[str] = set()
+    if source is None or source.text or any(map(_is_text, source.table.schema.types)):
+        names.add("dictionary")
+        if threads > 1 and rows >= config.parallel_text_rows:
+            names.add("dictionary-parallel")
+    for dc in dcs:
+        nd = normalize(dc)
+        if nd.arity == 1:
+            continue
+        classes = [p.cls for p in dict.fromkeys(nd.preds)]
+        ineqs = classes.count(INEQUALITY)
+        for output in outputs:
+            planned = needs_statistics(nd, output, config)
+            if planned:
+                names.add("hashing")
+                if output == "pairs" and ineqs >= 2:  # pairs estimated on the tid sample
+                    names.update(("refine", "count-groups") + (("cdq",) if ineqs > 2 else ()))
+            if not execute:
+                continue
+            names |= plan_kernels(make_plan(nd, Sides(rows, rows), None, config, output))
+            if planned and output == "pairs" and ineqs and (ineqs >= 2 or NONEQUALITY in classes):
+                names.update(("bhsm", "cdq") + (("iejoin",) if ineqs == 2 else ()))
+    if "refine" in names and threads > 1 and rows >= config.parallel_work * threads:
+        names.add("counting-sort")  # a whole-table equality's parallel counting sort
+    return names
+
+
+def warmup(kernels: Iterable[str] | None = None) -> float:
+    """Load (or compile) ``kernels`` (names of :data:`KERNELS`; ``None``: every
+    kernel) that this process has not loaded yet, each on a tiny input with the
+    argument types the engine passes; returns the seconds it took."""
+    names = list(KERNELS) if kernels is None else list(dict.fromkeys(kernels))
+    unknown = [n for n in names if n not in KERNELS]
+    if unknown:
+        raise ValueError(f"unknown kernels {unknown}; known: {', '.join(KERNELS)}")
+    with _lock:
+        todo = [n for n in names if n not in _loaded]
+        if not todo:
+            return 0.0
+        t = time.perf_counter()
+        inputs = _inputs()
+        for name in todo:
+            KERNELS[name](inputs)
+            _loaded.add(name)
+        return time.perf_counter() - t
+
+
+def loaded() -> frozenset[str]:
+    """The kernels this process has warmed."""
+    return frozenset(_loaded)
+
+
+#: Arrow type tests of columns that may be dictionary-encoded as text (the view
+#: types exist from pyarrow 16 on)
+_TEXT_TYPES = (
+    "is_string",
+    "is_large_string",
+    "is_string_view",
+    "is_binary",
+    "is_large_binary",
+    "is_binary_view",
+)
+
+
+def _is_text(typ: object) -> bool:
+    """Whether an Arrow column of this type may be dictionary-encoded as text."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(typ):
+        typ = typ.value_type
+    return any(getattr(pa.types, name, lambda _: False)(typ) for name in _TEXT_TYPES)
+
+
+# ---------------------------------------------------------------------- warmers
+
+
+@cache
+def _inputs() -> SimpleNamespace:
+    """Tiny inputs of the types the engine passes (int32 C-ordered code rows, a
+    reflexive and a two-sided group, the tuning array)."""
     from facet.engine.groups import Groups
-    from facet.kernels import dictionary
-    from facet.kernels.bhsm import refine_bhsm
-    from facet.kernels.count import count_groups, count_keyed
-    from facet.kernels.decompose import refine_decompose
-    from facet.kernels.expand import expand, sides_to_lists
-    from facet.kernels.hashing import (
-        hash_bytes,
-        hash_words,
-        hll_registers,
-        mix64_array,
-        row_hashes,
-    )
-    from facet.kernels.iejoin import refine_iejoin
-    from facet.kernels.refine import count_codes, refine, scatter_by_code
     from facet.planner.config import DEFAULT
 
-    tune = DEFAULT.kernel_tuning()
-    rng = np.random.default_rng(0)
     n = 64
-    codes = np.ascontiguousarray(rng.integers(-1, 6, size=(2, n)).astype(np.int32))
-    g = Groups.pair(np.arange(n, dtype=np.int32))
-    g2 = Groups.pair(np.arange(n // 2, dtype=np.int32), np.arange(n // 4, n, dtype=np.int32))
-    for grp in (g, g2):
-        for kind, op in ((0, 0), (1, 1), (2, 2)):
-            refine(grp.buf, grp.desc, codes, 0, 1, 6, kind, op, tune)
-            refine(grp.buf, grp.desc, codes, 0, 0, 6, kind, op, tune)
-        refine_bhsm(grp.buf, grp.desc, codes, 0, 1, 6, 2, 2, tune)
-        refine_decompose(grp.buf, grp.desc, codes, 0, 1, 6, 3, tune)
-        refine_iejoin(grp.buf, grp.desc, codes, 0, 1, 2, 1, 0, 5, 6, 6, tune)
-        deg_l = np.zeros(n, np.int64)
-        deg_r = np.zeros(n, np.int64)
-        stamp = np.zeros(n, np.int64)
-        todo = np.zeros(len(grp), np.bool_)
-        rows = np.array([0, 1], np.int64)
-        doms = np.array([6, 6], np.int64)
-        for k in (0, 1, 2, 3):
+    rng = np.random.default_rng(0)
+    return SimpleNamespace(
+        n=n,
+        tune=DEFAULT.kernel_tuning(),
+        codes=np.ascontiguousarray(rng.integers(-1, 6, size=(2, n)).astype(np.int32)),
+        groups=(
+            Groups.pair(np.arange(n, dtype=np.int32)),
+            Groups.pair(np.arange(n // 2, dtype=np.int32), np.arange(n // 4, n, dtype=np.int32)),
+        ),
+    )
+
+
+def _dictionary(t: SimpleNamespace) -> None:
+    from facet.kernels.dictionary import encode_bytes
+
+    off = np.arange(17, dtype=np.int64)
+    data = np.frombuffer(bytearray(b"abcdefghijklmnop"), np.uint8)
+    encode_bytes(off, data, np.ones(16, np.bool_), t.tune)
+
+
+def _dictionary_parallel(t: SimpleNamespace) -> None:
+    from facet.kernels.dictionary import warm
+
+    warm(t.tune)
+
+
+def _hashing(t: SimpleNamespace) -> None:
+    from facet.kernels.hashing import hash_bytes, hash_words, hll_registers, mix64_array, row_hashes
+
+    words = np.arange(8, dtype=np.uint64)
+    hashes = hash_words(words)
+    hll_registers(hashes, 4)
+    hash_bytes(np.array([0, 1, 3], np.int64), np.frombuffer(b"abc", np.uint8))
+    mix64_array(words)
+    row_hashes(t.codes, np.array([0, 1], np.int64), hashes, np.array([0, 0], np.int64))
+
+
+def _refine(t: SimpleNamespace) -> None:
+    from facet.kernels.refine import refine
+
+    for g in t.groups:
+        for kind in (0, 1, 2):  # equality, non-equality, HSM
+            refine(g.buf, g.desc, t.codes, 0, 1, 6, kind, kind, t.tune)
+            refine(g.buf, g.desc, t.codes, 0, 0, 6, kind, kind, t.tune)
+
+
+def _counting_sort(t: SimpleNamespace) -> None:
+    from facet.kernels.refine import count_codes, scatter_by_code
+
+    tids = np.arange(t.n, dtype=np.int32)
+    counts = np.zeros((2, 6), np.int64)
+    count_codes(tids, 0, t.n, t.codes[0], counts[0])
+    scatter_by_code(tids, 0, t.n, t.codes[0], counts[1], np.empty(t.n, np.int32))
+
+
+def _bhsm(t: SimpleNamespace) -> None:
+    from facet.kernels.bhsm import refine_bhsm
+
+    for g in t.groups:
+        refine_bhsm(g.buf, g.desc, t.codes, 0, 1, 6, 2, 2, t.tune)
+
+
+def _cdq(t: SimpleNamespace) -> None:
+    from facet.kernels.decompose import refine_decompose
+
+    for g in t.groups:
+        refine_decompose(g.buf, g.desc, t.codes, 0, 1, 6, 3, t.tune)
+
+
+def _iejoin(t: SimpleNamespace) -> None:
+    from facet.kernels.iejoin import refine_iejoin
+
+    for g in t.groups:
+        refine_iejoin(g.buf, g.desc, t.codes, 0, 1, 2, 1, 0, 5, 6, 6, t.tune)
+
+
+def _count_groups(t: SimpleNamespace) -> None:
+    from facet.kernels.count import count_groups
+
+    rows = np.array([0, 1], np.int64)
+    doms = np.array([6, 6], np.int64)
+    for g in t.groups:
+        deg_l, deg_r, stamp = (np.zeros(t.n, np.int64) for _ in range(3))
+        todo = np.zeros(len(g), np.bool_)
+        for k in (0, 1, 2, 3):  # closed form, one, two inequalities, handed back
             pa = rows[:1].repeat(k) if k else np.empty(0, np.int64)
             po = np.full(k, 2, np.int64)
             count_groups(
-                grp.buf, grp.desc, codes, doms, pa, pa, po, rows, rows, 1,
-                deg_l, deg_r, stamp, 0, todo, 4, tune,
+                g.buf, g.desc, t.codes, doms, pa, pa, po, rows, rows, 1,
+                deg_l, deg_r, stamp, 0, todo, 4, t.tune,
             )  # fmt: skip
+
+
+def _count_keyed(t: SimpleNamespace) -> None:
+    from facet.kernels.count import count_keyed
+
+    for g in t.groups:
+        deg_l, deg_r, stamp = (np.zeros(t.n, np.int64) for _ in range(3))
         for ne in (False, True):
-            count_keyed(grp.buf, grp.desc, codes, 0, 1, 6, ne, 1, deg_l, deg_r, stamp, 0, tune)
+            count_keyed(g.buf, g.desc, t.codes, 0, 1, 6, ne, 1, deg_l, deg_r, stamp, 0, t.tune)
+
+
+def _expand(t: SimpleNamespace) -> None:
+    from facet.kernels.expand import expand
+
+    pa = np.array([0], np.int64)
+    po = np.array([2], np.int64)
+    for g in t.groups:
         out1 = np.empty(16, np.int32)
         out2 = np.empty(16, np.int32)
-        pa = np.array([0], np.int64)
-        po = np.array([2], np.int64)
-        expand(grp.buf, grp.desc, codes, pa, pa, po, 0, 0, -1, -1, 16, out1, out2)
-        sides_to_lists(grp.buf, grp.desc, 0)
-    dictionary.warm(tune)
-    tids = np.arange(n, dtype=np.int32)
-    counts = np.zeros((2, 6), np.int64)
-    count_codes(tids, 0, n, codes[0], counts[0])
-    scatter_by_code(tids, 0, n, codes[0], counts[1], np.empty(n, np.int32))
-    words = np.arange(8, dtype=np.uint64)
-    hll_registers(hash_words(words), 4)
-    hash_bytes(np.array([0, 1, 3], np.int64), np.frombuffer(b"abc", np.uint8))
-    mix64_array(words)
-    row_hashes(codes, np.array([0, 1], np.int64), hash_words(words), np.array([0, 0], np.int64))
-    _done = True
-    return time.perf_counter() - t
+        expand(g.buf, g.desc, t.codes, pa, pa, po, 0, 0, -1, -1, 16, out1, out2)
+
+
+def _sides_to_lists(t: SimpleNamespace) -> None:
+    from facet.kernels.expand import sides_to_lists
+
+    for g in t.groups:
+        sides_to_lists(g.buf, g.desc, 0)
+
+
+#: kernel name -> what loads it
+KERNELS: dict[str, Callable[[SimpleNamespace], None]] = {
+    "dictionary": _dictionary,
+    "dictionary-parallel": _dictionary_parallel,
+    "hashing": _hashing,
+    "refine": _refine,
+    "counting-sort": _counting_sort,
+    "bhsm": _bhsm,
+    "cdq": _cdq,
+    "iejoin": _iejoin,
+    "count-groups": _count_groups,
+    "count-keyed": _count_keyed,
+    "expand": _expand,
+    "sides-to-lists": _sides_to_lists,
+}

@@ -1,14 +1,16 @@
 """Streaming Arrow batches to Parquet, CSV or Arrow IPC files (docs/semantics.md §7).
 
 Output goes to a temporary file next to the target and is renamed into place
-only when complete, so a failed run leaves nothing half-written.
+only when complete, so a failed run leaves nothing half-written.  The
+temporary file is created with mode 0666 less the umask (like any file a
+program creates), so the published file's mode follows the umask too.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 import pyarrow as pa
@@ -35,9 +37,21 @@ def out_format(path: str, allow_json: bool = False) -> str:
         raise FacetInputError(
             f"--out '{path}': unknown file type '{ext or '(none)'}'; use one of {allowed}"
         )
+    if path.endswith(("/", os.sep)) or Path(path).is_dir():
+        raise FacetInputError(
+            f"--out '{path}': it is a directory; give a file path such as "
+            f"{os.path.join(path.rstrip('/'), 'pairs' + (ext or '.parquet'))}"
+        )
     parent = Path(path).resolve().parent
     if not parent.is_dir():
-        raise FacetInputError(f"--out '{path}': directory '{parent}' does not exist")
+        for up in [parent, *parent.parents]:
+            if up.exists() and not up.is_dir():
+                raise FacetInputError(
+                    f"--out '{path}': '{up}' is a file, not a directory; choose another path"
+                )
+        raise FacetInputError(
+            f"--out '{path}': directory '{parent}' does not exist; create it first"
+        )
     return fmt
 
 
@@ -60,16 +74,55 @@ def _csv_ready(batch: pa.RecordBatch) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(cols, names=names)
 
 
+def temp_beside(path: str) -> str:
+    """A new empty file ``.facet-XXXX.part`` in ``path``'s directory, created
+    with mode 0666 less the umask (``mkstemp`` would make it 0600)."""
+    d = os.path.dirname(os.path.abspath(path))
+    for _ in range(100):
+        tmp = os.path.join(d, f".facet-{secrets.token_hex(6)}.part")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        except OSError as err:
+            raise FacetInputError(
+                f"--out '{path}': cannot write in '{d}': {err.strerror}; "
+                "choose a writable directory"
+            ) from None
+        os.close(fd)
+        return tmp
+    raise FileExistsError(f"no free temporary file name in {d}")  # pragma: no cover
+
+
+class TextFile:
+    """Text written to a temporary file beside ``path``; ``close()`` renames it
+    into place, ``abort()`` removes it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.tmp = temp_beside(path)
+
+    def write(self, text: str) -> None:
+        with open(self.tmp, "a", encoding="utf-8") as f:
+            f.write(text)
+
+    def close(self) -> None:
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(self.tmp)
+
+
 class TableWriter:
-    """Write batches of one schema to ``path``; ``close()`` publishes the file."""
+    """Write batches of one schema to ``path``; ``close()`` publishes the file,
+    ``abort()`` removes what was written."""
 
     def __init__(self, path: str, schema: pa.Schema) -> None:
         self.path = path
         self.fmt = out_format(path)
         self.schema = schema
-        d = os.path.dirname(os.path.abspath(path))
-        fd, self.tmp = tempfile.mkstemp(prefix=".facet-", suffix=".part", dir=d)
-        os.close(fd)
+        self.tmp = temp_beside(path)
         self.rows = 0
         self._w = None
         try:
@@ -101,16 +154,30 @@ class TableWriter:
             return
         if self.fmt == "csv":
             batch = _csv_ready(batch)
-        self._w.write_batch(batch)
+        try:
+            self._w.write_batch(batch)
+        except OSError as err:
+            raise self._failed(err) from None
         self.rows += batch.num_rows
 
     def close(self) -> None:
-        self._w.close()
-        os.replace(self.tmp, self.path)
+        try:
+            self._w.close()
+            os.replace(self.tmp, self.path)
+        except OSError as err:
+            raise self._failed(err) from None
+
+    def _failed(self, err: OSError) -> FacetInputError:
+        """A write that failed (a full disk, a file too large): nothing is left behind."""
+        self.abort()
+        why = err.strerror or str(err).splitlines()[0]
+        return FacetInputError(
+            f"--out '{self.path}': cannot write: {why}; free some space or choose another directory"
+        )
 
     def abort(self) -> None:
         if self._w is not None:
             with contextlib.suppress(Exception):
                 self._w.close()
-        if os.path.exists(self.tmp):
+        with contextlib.suppress(FileNotFoundError):
             os.remove(self.tmp)

@@ -1,0 +1,379 @@
+"""Naive twins of the kernels that had none: pair expansion (resumable, capped) and
+block lists (``kernels/expand.py``), value hashes and HyperLogLog++ registers
+(``kernels/hashing.py``, against datasketch itself), the text dictionary's value
+hashes and byte checks (``kernels/dictionary.py``), IEJoin's bit-array scans, the
+parallel whole-table equality (``count_codes`` / ``scatter_by_code`` /
+``equality_runs``) and the vectorized comparisons.
+"""
+
+from __future__ import annotations
+
+import operator
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from facet.kernels import dictionary
+from facet.kernels.common import OP_CODES, compare_arrays
+from facet.kernels.expand import expand, sides_to_lists
+from facet.kernels.hashing import (
+    hash_bytes,
+    hash_words,
+    hll_registers,
+    mix64_array,
+    row_hashes,
+)
+from facet.kernels.iejoin import _next_set, _next_word
+from facet.kernels.refine import KIND_EQ, count_codes, equality_runs, refine, scatter_by_code
+from facet.planner.config import DEFAULT, Config
+from tests.strategies import code_matrices, examples, group_batches, kernel_tunes
+
+SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
+PY_OPS = [operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge]
+M64 = (1 << 64) - 1
+
+
+# ------------------------------------------------------------------------ expansion
+
+
+def side_list(buf, d, s) -> list[int]:
+    return [int(buf[i]) for i in range(d[s], d[s + 1]) if not (d[s + 2] <= i < d[s + 3])]
+
+
+def naive_expand(buf, desc, codes, preds, start) -> list[tuple[int, int]]:
+    """Every pair of every group, in order (group, left tid, right tid), with
+    ``t != t'`` and predicates ``start..`` holding (NULL: false)."""
+    out = []
+    for d in desc:
+        for t in side_list(buf, d, 0):
+            for u in side_list(buf, d, 4):
+                if t == u:
+                    continue
+                ok = True
+                for a, op, b in preds[start:]:
+                    x, y = int(codes[a, t]), int(codes[b, u])
+                    if x < 0 or y < 0 or not PY_OPS[op](x, y):
+                        ok = False
+                        break
+                if ok:
+                    out.append((t, u))
+    return out
+
+
+@settings(max_examples=examples(400, 40), deadline=None, suppress_health_check=SLOW)
+@given(st.data())
+def test_expand_resumes_to_the_naive_pairs(data):
+    """``expand`` in chunks of ``cap`` (1 and up: a resume after every pair) writes
+    exactly the naive pairs, in order, every chunk full but the last."""
+    codes, _ = data.draw(code_matrices(rows=3, max_n=30, big_n=120))
+    n = codes.shape[1]
+    buf, desc = data.draw(group_batches(n))
+    k = data.draw(st.integers(0, 3))
+    preds = [
+        (data.draw(st.integers(0, 2)), data.draw(st.integers(0, 5)), data.draw(st.integers(0, 2)))
+        for _ in range(k)
+    ]
+    start = data.draw(st.integers(0, k))
+    cap = data.draw(st.sampled_from([1, 2, 3, 7, 64, 1 << 20]))
+    pa = np.array([p[0] for p in preds], np.int64)
+    po = np.array([p[1] for p in preds], np.int64)
+    pb = np.array([p[2] for p in preds], np.int64)
+    want = naive_expand(buf, desc, codes, preds, start)
+    got: list[tuple[int, int]] = []
+    g, a, b = 0, -1, -1
+    out1 = np.empty(cap if cap < 1 << 20 else len(want) + 1, np.int32)
+    out2 = np.empty_like(out1)
+    calls = 0
+    while g < len(desc):
+        m, g, a, b = expand(buf, desc, codes, pa, pb, po, start, g, a, b, cap, out1, out2)
+        calls += 1
+        assert 0 <= m <= cap
+        if g < len(desc):
+            assert m == cap  # stops only when the chunk is full
+        got.extend(zip(out1[:m].tolist(), out2[:m].tolist(), strict=True))
+        assert calls <= len(want) + 1
+    assert got == want
+
+
+@settings(max_examples=examples(300, 30), deadline=None, suppress_health_check=SLOW)
+@given(st.data())
+def test_sides_to_lists(data):
+    """Blocks as list columns: each side's tids in buffer order, holes left out."""
+    n = data.draw(st.integers(1, 50))
+    buf, desc = data.draw(group_batches(n, max_groups=6))
+    for s in (0, 4):
+        offsets, values = sides_to_lists(buf, desc, s)
+        lists = [side_list(buf, d, s) for d in desc]
+        assert offsets.tolist() == np.cumsum([0] + [len(x) for x in lists]).tolist()
+        assert values.tolist() == [t for x in lists for t in x]
+
+
+def test_sides_to_lists_no_groups():
+    offsets, values = sides_to_lists(np.empty(0, np.int32), np.empty((0, 8), np.int64), 0)
+    assert offsets.tolist() == [0] and values.shape == (0,)
+
+
+# ------------------------------------------------------------------------- hashing
+
+
+def py_mix64(x: int) -> int:
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & M64
+    return x ^ (x >> 31)
+
+
+def py_hash_bytes(b: bytes) -> int:
+    h = 0xCBF29CE484222325
+    for c in b:
+        h = ((h ^ c) * 0x100000001B3) & M64
+    return py_mix64(h ^ len(b))
+
+
+def buffers(values: list[bytes]):
+    off = np.cumsum([0] + [len(v) for v in values]).astype(np.int64)
+    data = np.frombuffer(b"".join(values), np.uint8) if values else np.empty(0, np.uint8)
+    return off, data.copy()
+
+
+@settings(max_examples=examples(200, 20), deadline=None)
+@given(st.lists(st.binary(max_size=20), max_size=40), st.lists(st.integers(0, M64), max_size=40))
+def test_value_hashes_are_fnv1a_and_splitmix64(values, words):
+    """The value hashes are pinned (sketches from other machines merge): FNV-1a over
+    the bytes, splitmix64's finalizer with the length; words: splitmix64."""
+    off, data = buffers(values)
+    assert hash_bytes(off, data).tolist() == [py_hash_bytes(v) for v in values]
+    w = np.array(words, np.uint64)
+    assert hash_words(w).tolist() == [py_mix64((x + 0x9E3779B97F4A7C15) & M64) for x in words]
+    assert mix64_array(w).tolist() == [py_mix64(x) for x in words]
+
+
+@settings(max_examples=examples(200, 20), deadline=None, suppress_health_check=SLOW)
+@given(st.data())
+def test_row_hashes(data):
+    """Combined hashes of several columns per row (``code_hash[starts[k] + c]``: the
+    hash of code ``c`` of the ``k``-th column); rows with a NULL are left out."""
+    codes, doms = data.draw(code_matrices(rows=3, max_n=30, big_n=60))
+    doms = np.minimum(doms, 64)
+    codes = np.where(codes >= 0, codes % doms[:, None], -1).astype(np.int32)
+    rows = data.draw(st.lists(st.integers(0, 2), min_size=0, max_size=3))
+    sizes = [int(doms[r]) for r in rows]
+    starts = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.int64) if rows else np.empty(0, np.int64)
+    code_hash = np.array(
+        data.draw(st.lists(st.integers(0, M64), min_size=sum(sizes), max_size=sum(sizes))),
+        np.uint64,
+    )
+    want = []
+    for t in range(codes.shape[1]):
+        h = 0x243F6A8885A308D3
+        for k, r in enumerate(rows):
+            c = int(codes[r, t])
+            if c < 0:
+                break
+            h = py_mix64(h ^ int(code_hash[int(starts[k]) + c]))
+        else:
+            want.append(h)
+    got = row_hashes(codes, np.array(rows, np.int64), code_hash, starts)
+    assert got.tolist() == want
+
+
+@settings(max_examples=examples(150, 20), deadline=None, suppress_health_check=SLOW)
+@given(
+    st.sampled_from([4, 5, 7, 8, 12, 14, 16]),
+    st.lists(
+        st.one_of(
+            st.integers(0, M64),
+            st.sampled_from([0, 1, M64, 1 << 63, (1 << 63) - 1]),
+            st.integers(0, 65535),  # index bits only: the longest ranks
+            st.integers(0, 63).map(lambda k: 1 << k),
+        ),
+        max_size=60,
+    ),
+    st.integers(0, 3000),
+    st.integers(0, 2**32 - 1),
+)
+def test_hll_registers_equal_datasketch(p, hashes, n_random, seed):
+    """``hll_registers`` fills exactly the registers datasketch's
+    ``HyperLogLogPlusPlus`` does for the same 64-bit hashes (index = low ``p`` bits,
+    rank of the rest), so its estimates and merges apply."""
+    from datasketch import HyperLogLogPlusPlus
+
+    rng = np.random.default_rng(seed)
+    rand = rng.integers(0, M64, n_random, dtype=np.uint64, endpoint=True).tolist()
+    all_hashes = hashes + rand
+    want = HyperLogLogPlusPlus(p=p, hashfunc=lambda x: x)
+    for h in all_hashes:
+        want.update(int(h))
+    got = hll_registers(np.array(all_hashes, np.uint64), p)
+    assert got.dtype == want.reg.dtype
+    assert np.array_equal(got, want.reg)
+
+
+# ------------------------------------------------------------------ text dictionary
+
+
+def string_buffers(values):
+    import pyarrow as pa
+
+    arr = pa.array(values, pa.string())
+    bufs = arr.buffers()
+    off = np.frombuffer(bufs[1], np.int32)[: len(arr) + 1].astype(np.int64)
+    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
+    valid = np.array([v is not None for v in values], bool)
+    return off, data, valid
+
+
+@pytest.mark.parametrize("path", ["one-table", "partitioned"])
+@pytest.mark.parametrize("threads", [1, 3])
+def test_dictionary_hash_is_the_value_hash(path, threads):
+    """Each code's hash from ``encode_bytes`` (and its parallel twin) is
+    ``hash_bytes`` of that code's value: statistics reuse the dictionary's hashes
+    as the text value hash, so the two must be one function -- on both paths."""
+    rng = np.random.default_rng(3)
+    pool = ["", "a", "é", "中文", "😀x", "\x00", "long value " * 5] + [f"v{i}" for i in range(300)]
+    values = [
+        None if rng.random() < 0.1 else pool[int(rng.integers(len(pool)))] for _ in range(900)
+    ]
+    tune = (DEFAULT if path == "one-table" else Config(dictionary_few=1)).kernel_tuning()
+    off, data, valid = string_buffers(values)
+    few_ok = dictionary._few_values(off, data, valid, int(tune[8]))[3]
+    assert few_ok == (path == "one-table")
+    if threads == 1:
+        codes, first, code_hash, exact = dictionary.encode_bytes(off, data, valid, tune)
+    else:
+        with ThreadPoolExecutor(threads) as ex:
+            codes, first, code_hash, exact = dictionary.encode_bytes_parallel(
+                off, data, valid, ex, threads, tune
+            )
+    assert exact
+    firsts = [values[f].encode() for f in first.tolist()]
+    assert code_hash.tolist() == [py_hash_bytes(v) for v in firsts]
+    o2, d2 = buffers(firsts)
+    assert np.array_equal(code_hash, hash_bytes(o2, d2))
+    present = codes >= 0
+    assert np.array_equal(code_hash[codes[present]], hash_bytes(off, data)[present])
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+def test_dictionary_verify_catches_a_wrong_code(in_place):
+    """The one-table path's byte check (a 64-bit hash collision is reported, so
+    the caller encodes another way): in place (most values distinct) and against
+    the arena of code values; a length or a byte difference is caught."""
+    values = (
+        ["abc", "abd", "ab", "x"] if in_place else ["abc"] * 20 + ["abd", "ab", "x"] + ["x"] * 20
+    )
+    off, data, valid = string_buffers(values)
+    codes, first, _, ok = dictionary._few_values(off, data, valid, 16)
+    assert ok
+    n = len(values)
+    arena, key_off = dictionary._arena_for(off, data, first, n)
+    assert (key_off.shape[0] == 0) == in_place
+    assert dictionary._verify(off, data, codes, first, 0, n, arena, key_off)
+    i_abd, i_ab = values.index("abd"), values.index("ab")
+    for row in (i_abd, i_ab):  # same length, other byte / other length
+        bad = codes.copy()
+        bad[row] = codes[values.index("abc")]
+        assert not dictionary._verify(off, data, bad, first, 0, n, arena, key_off)
+        assert dictionary._verify(off, data, bad, first, 0, row, arena, key_off)
+
+
+@settings(max_examples=examples(100, 10), deadline=None, suppress_health_check=SLOW)
+@given(
+    st.lists(st.one_of(st.none(), st.text(max_size=5), st.sampled_from(["a", "b", "é"]))),
+    st.integers(2, 4),
+    kernel_tunes(),
+)
+def test_parallel_dictionary_partitions_equal_serial(values, threads, tune):
+    """The partitioned path split over threads gives the one-thread partitioned codes."""
+    off, data, valid = string_buffers(values)
+    n = len(values)
+    parts = int(tune[7])
+    want = dictionary._partitioned(off, data, valid, parts)
+    cuts = np.linspace(0, n, threads + 1).astype(np.int64).tolist()
+    ranges = list(zip(cuts[:-1], cuts[1:], strict=True))
+    with ThreadPoolExecutor(threads) as ex:
+        got = dictionary._partitioned_parallel(
+            off, data, valid, ranges, lambda f, xs: list(ex.map(f, xs)), parts
+        )
+    for w, g in zip(want, got, strict=True):
+        assert np.array_equal(w, g)
+
+
+def test_dictionary_warm():
+    dictionary.warm(DEFAULT.kernel_tuning())
+    dictionary.warm(Config(dictionary_few=1, dictionary_partitions=2).kernel_tuning())
+
+
+# ------------------------------------------------------------------ IEJoin bit scans
+
+
+@settings(max_examples=examples(300, 30), deadline=None)
+@given(st.integers(1, 5000), st.data())
+def test_bit_array_scans(nr, data):
+    """``_next_set`` / ``_next_word`` (the word index skips empty words): the first
+    set bit at or after ``p`` / the first non-empty word at or after ``w``, or -1."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    density = data.draw(st.sampled_from([0.0, 0.001, 0.02, 0.5, 1.0]))
+    marked = np.flatnonzero(rng.random(nr) < density)
+    nwords = (nr + 63) >> 6
+    bits = np.zeros(nwords + 1, np.uint64)
+    summ = np.zeros(((nwords + 63) >> 6) + 1, np.uint64)
+    for q in marked.tolist():
+        bits[q >> 6] |= np.uint64(1) << np.uint64(q & 63)
+        summ[q >> 12] |= np.uint64(1) << np.uint64((q >> 6) & 63)
+    words = np.flatnonzero(bits[:nwords])
+    probes = sorted({0, nr - 1, nr, nr + 64, *rng.integers(0, nr + 70, 20).tolist()})
+    for p in probes:
+        i = np.searchsorted(marked, p)
+        assert _next_set(bits, summ, p, nwords) == (int(marked[i]) if i < len(marked) else -1)
+    for w in sorted({0, nwords - 1, nwords, nwords + 3, *rng.integers(0, nwords + 2, 10).tolist()}):
+        i = np.searchsorted(words, w)
+        assert _next_word(summ, w, nwords) == (int(words[i]) if i < len(words) else -1)
+
+
+# ----------------------------------------------------- parallel whole-table equality
+
+
+@settings(max_examples=examples(200, 20), deadline=None, suppress_health_check=SLOW)
+@given(st.data())
+def test_parallel_equality_equals_serial_refine(data):
+    """Row ranges counting codes then scattering (the engine's whole-table equality
+    on several threads) give the serial kernel's copy and groups exactly."""
+    codes, doms = data.draw(code_matrices(rows=1, big_n=400))
+    codes = np.where(codes >= 0, codes % np.minimum(doms, 1 << 16)[:, None], -1).astype(np.int32)
+    dom = int(min(doms[0], 1 << 16))
+    n = codes.shape[1]
+    ranges_n = data.draw(st.integers(1, 4))
+    tids = np.arange(n, dtype=np.int32)
+    if data.draw(st.booleans()):
+        tids = np.random.default_rng(data.draw(st.integers(0, 99))).permutation(tids)
+    desc = np.array([[0, n, 0, 0, 0, n, 0, 0]], np.int64)
+    want_buf, want_desc = refine(tids, desc, codes, 0, 0, dom, KIND_EQ, 0, DEFAULT.kernel_tuning())
+    cuts = np.linspace(0, n, ranges_n + 1).astype(np.int64).tolist()
+    ranges = list(zip(cuts[:-1], cuts[1:], strict=True))
+    counts = np.zeros((ranges_n, dom), np.int64)
+    for i, (lo, hi) in enumerate(ranges):
+        count_codes(tids, lo, hi, codes[0], counts[i])
+    total = counts.sum(axis=0)
+    start = np.zeros(dom, np.int64)
+    np.cumsum(total[:-1], out=start[1:])
+    cursor = start + np.cumsum(counts, axis=0) - counts
+    out = np.empty(int(total.sum()), np.int32)
+    for i, (lo, hi) in enumerate(ranges):
+        scatter_by_code(tids, lo, hi, codes[0], cursor[i], out)
+    assert np.array_equal(out, want_buf)
+    assert np.array_equal(equality_runs(total), want_desc)
+
+
+# ---------------------------------------------------------------------- comparisons
+
+
+def test_compare_arrays_every_operator():
+    x = np.array([0, 1, 2, 2, 5])
+    y = np.array([2, 1, 0, 2, 9])
+    for name, op in OP_CODES.items():
+        want = [PY_OPS[op](a, b) for a, b in zip(x.tolist(), y.tolist(), strict=True)]
+        assert compare_arrays(x, op, y).tolist() == want, name
+        assert compare_arrays(x, op, 2).tolist() == [PY_OPS[op](a, 2) for a in x.tolist()]

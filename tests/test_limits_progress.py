@@ -1,0 +1,506 @@
+"""Limits and progress (docs/semantics.md §7, §9): ``--timeout`` / ``timeout=``,
+the memory check of pairs kept in memory, pairs streaming in bounded memory,
+progress events and the terminal display, ``--quiet``, file modes and the text
+report."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+import facet
+from facet.cli import main
+from facet.errors import FacetInputError
+from facet.progress import (
+    MEMORY_ENV,
+    DeadlineExceeded,
+    ProgressEvent,
+    TerminalProgress,
+    available_memory,
+    deadline_in,
+    kernels_cache_cold,
+    parse_bytes,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+TAX = ROOT / "data" / "tax" / "tax_dirty_0010k.csv"
+FACET = [sys.executable, "-m", "facet"]
+
+EMP = """name,dept,salary,rate,zip
+ann,a,100,1.5,01907
+bob,a,200,1.0,1907
+cid,b,150,2.0,01907
+dan,b,150,,02110
+eve,a,300,0.5,01907
+"""
+
+#: many pairs, quickly: every row equal on ``a`` (n * (n - 1) pairs)
+SAME = "not(t.a = t'.a)"
+
+
+@pytest.fixture
+def emp(tmp_path: Path) -> Path:
+    p = tmp_path / "emp.csv"
+    p.write_text(EMP)
+    return p
+
+
+def _same_table(path: Path, n: int) -> Path:
+    pq.write_table(pa.table({"a": np.zeros(n, np.int64), "b": np.arange(n, dtype=np.int64)}), path)
+    return path
+
+
+def _facet(*args, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*FACET, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        cwd=ROOT,
+    )
+
+
+def _on_pty(args: list, env: dict | None = None, timeout: float = 300) -> tuple[int, bytes, str]:
+    """Run facet with stderr on a pseudo-terminal (80 x 24): exit code, what the
+    terminal got, stdout."""
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    proc = subprocess.Popen(
+        [*FACET, *map(str, args)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        env={**os.environ, **(env or {})},
+        cwd=ROOT,
+    )
+    os.close(slave)
+    got = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(master, 1 << 16)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            got += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(master)
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    return proc.wait(timeout=60), got, out
+
+
+# ----------------------------------------------------------------------------- timeout
+
+
+def test_timeout_exits_3_quickly_and_leaves_nothing(tmp_path):
+    """5 billion pairs to a file would take minutes; --timeout 2 stops it: exit 3,
+    one line, no output file and no temporary file."""
+    data = _same_table(tmp_path / "same.parquet", 70_000)
+    out = tmp_path / "pairs.parquet"
+    t = time.monotonic()
+    p = _facet("detect", data, "--dc", SAME, "--output", "pairs", "--out", out, "--timeout", "2")
+    wall = time.monotonic() - t
+    assert p.returncode == 3, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("facet: error: --timeout: time limit of 2 s")
+    assert p.stdout == ""
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == [data]
+    assert wall < 2 + 20  # start-up + the deadline + the stop, not the minutes of the whole run
+
+
+def test_timeout_api_raises_and_restores_the_alarm(tmp_path):
+    data = _same_table(tmp_path / "same.parquet", 70_000)
+    out = tmp_path / "pairs.csv"
+    facet.detect(data, dcs=[SAME])  # load the kernels outside the clock
+    t = time.monotonic()
+    with pytest.raises(DeadlineExceeded) as info:
+        facet.detect(data, dcs=[SAME], output="pairs", out=out, timeout=0.5)
+    late = time.monotonic() - t - 0.5
+    assert late < 3, late  # batches of pairs are checked; the alarm is a backstop
+    assert info.value.seconds == 0.5 and "DC 0" in info.value.where
+    assert list(tmp_path.iterdir()) == [data]
+    # the alarm is disarmed and the previous handler back
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+    # a run within its time limit is unaffected, and its result works afterwards
+    res = facet.detect(TAX, dcs=["zip -> city"], timeout=600)
+    assert res.dcs[0].violations == 40552
+    assert sum(b.num_rows for b in res.iter_pairs(limit=5)) == 5
+
+
+def test_timeout_during_counting_of_many_dcs(tmp_path):
+    """The deadline is checked between DCs, whatever each costs."""
+    events: list[ProgressEvent] = []
+
+    def slow(ev: ProgressEvent) -> None:
+        events.append(ev)
+        if ev.phase == "count" and ev.done:
+            time.sleep(0.3)
+
+    with pytest.raises(DeadlineExceeded) as info:
+        facet.detect(TAX, dcs=["zip -> city"] * 20, progress=slow, timeout=1.5)
+    assert "counting DC" in info.value.where
+    assert 0 < max(e.done for e in events if e.phase == "count") < 20
+
+
+def test_timeout_from_inside_a_kernel_is_exit_3(emp, monkeypatch, capsys):
+    """The alarm going off as a numba kernel returns surfaces as a SystemError
+    whose context is the deadline: still exit 3 and one line."""
+    import facet.api
+
+    def kernel_returned(*args, **kwargs):
+        try:
+            raise DeadlineExceeded(2, "counting DC 0")
+        except DeadlineExceeded:
+            raise SystemError("<numba kernel> returned a result with an exception set")  # noqa: B904
+
+    monkeypatch.setattr(facet.api, "detect", kernel_returned)
+    code = main(["detect", str(emp), "--dc", "zip -> dept", "--timeout", "2"])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert err.splitlines() == [
+        "facet: error: --timeout: time limit of 2 s reached while counting DC 0; "
+        "the run was stopped and nothing was written"
+    ]
+    assert deadline_in(SystemError()) is None
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "abc", "inf"])
+def test_timeout_must_be_positive_seconds(emp, bad, capsys):
+    assert main(["detect", str(emp), "--dc", "zip -> dept", "--timeout", bad]) == 2
+    assert capsys.readouterr().err.startswith("facet: error: argument --timeout")
+    with pytest.raises(FacetInputError):
+        facet.detect(emp, dcs=["zip -> dept"], timeout=float(bad) if bad != "abc" else 0)
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+def test_pairs_that_do_not_fit_are_refused_before_listing(tmp_path):
+    env = {MEMORY_ENV: "100K"}  # 40,552 + 39,818 pairs take about 1.9 MB
+    p = _facet("detect", TAX, "--dc", "zip -> state", "--dc", "zip -> city", "--output", "pairs",
+               env=env)  # fmt: skip
+    assert p.returncode == 2
+    assert p.stdout == ""
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("facet: error: DC 1 (--dc:2): keeping its 40,552 violating pairs")
+    assert "--limit" in lines[0] and "--output count" in lines[0] and "--out" in lines[0]
+    # streaming to a file, a --limit that fits, or more memory: no refusal
+    out = tmp_path / "p.parquet"
+    ok = _facet("detect", TAX, "--dc", "zip -> city", "--output", "pairs", "--out", out, env=env)
+    assert ok.returncode == 1, ok.stderr
+    assert pq.read_table(out).num_rows == 40552
+    ok = _facet("detect", TAX, "--dc", "zip -> city", "--output", "pairs", "--limit", "100",
+                "--format", "json", env=env)  # fmt: skip
+    assert ok.returncode == 1 and len(json.loads(ok.stdout)["dcs"][0]["pairs"]) == 100
+    ok = _facet("detect", TAX, "--dc", "zip -> city", "--output", "pairs", env={MEMORY_ENV: "1G"})
+    assert ok.returncode == 1, ok.stderr
+
+
+def test_memory_check_in_the_api(monkeypatch):
+    monkeypatch.setenv(MEMORY_ENV, "64K")
+    with pytest.raises(FacetInputError, match=r"DC 0 .*blocks in memory"):
+        facet.detect(TAX, dcs=["zip -> city"], output="blocks")
+    with pytest.raises(FacetInputError, match="40,552 violating pairs"):
+        facet.detect(TAX, dcs=["zip -> city"], output="pairs")
+    assert facet.detect(TAX, dcs=["zip -> city"]).dcs[0].violations == 40552  # counts: no check
+    monkeypatch.setenv(MEMORY_ENV, "2G")
+    assert facet.detect(TAX, dcs=["zip -> city"], output="pairs").pairs().num_rows == 40552
+
+
+def test_available_memory_figure(monkeypatch):
+    assert parse_bytes("1500") == 1500 and parse_bytes("64M") == 64 << 20
+    assert parse_bytes("2.5G") == int(2.5 * (1 << 30)) and parse_bytes("1KiB") == 1024
+    monkeypatch.setenv(MEMORY_ENV, "3M")
+    assert available_memory() == 3 << 20
+    monkeypatch.delenv(MEMORY_ENV)
+    real = available_memory()
+    assert real is not None and 0 < real < 1 << 50
+
+
+STREAM_CHILD = """
+import resource, sys
+import numpy as np, pyarrow as pa
+import facet
+n, out = int(sys.argv[1]), sys.argv[2]
+table = pa.table({"a": np.zeros(n, np.int64)})
+facet.detect(table.slice(0, 100), dcs=["not(t.a = t'.a)"], output="pairs", out=out)  # kernels
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+res = facet.detect(table, dcs=["not(t.a = t'.a)"], output="pairs", out=out)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(res.dcs[0].written, (peak - base) * 1024)
+"""
+
+
+@pytest.mark.parametrize("n", [2_000, 7_072])  # 4M pairs, 50M pairs (1.2 GB if kept)
+def test_pairs_stream_to_a_file_in_bounded_memory(tmp_path, n):
+    out = tmp_path / "pairs.parquet"
+    p = subprocess.run([sys.executable, "-c", STREAM_CHILD, str(n), str(out)],
+                       capture_output=True, text=True, timeout=300, cwd=ROOT)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    written, growth = map(int, p.stdout.split())
+    assert written == n * (n - 1) == pq.ParquetFile(out).metadata.num_rows
+    kept = written * 24  # what pairs held in memory would take
+    # a few chunks of pairs in flight, whatever their number (measured: about 25 MB)
+    assert growth < min(96 << 20, kept // 2), growth
+
+
+# ----------------------------------------------------------------------------- progress
+
+
+def _phases(events: list[ProgressEvent]) -> list[str]:
+    return [p for i, p in enumerate(e.phase for e in events) if i == 0 or events[i - 1].phase != p]
+
+
+def _check_brackets(events: list[ProgressEvent]) -> None:
+    """Each phase begins with done == 0 and ends with done == total; done never goes down."""
+    for phase in _phases(events):
+        mine = [e for e in events if e.phase == phase]
+        assert mine[0].done == 0, mine
+        assert mine[-1].total is not None and mine[-1].done == mine[-1].total, mine
+        assert all(a.done <= b.done for a, b in zip(mine, mine[1:], strict=False)), mine
+
+
+def test_progress_events_pairs():
+    events: list[ProgressEvent] = []
+    dcs = ["zip -> city", "not(t.salary > 200000)", "zip -> state"]
+    res = facet.detect(TAX, dcs=dcs, output="pairs", progress=events.append)
+    assert _phases(events) in (
+        ["load", "warmup", "encode", "count", "write"],
+        ["load", "compile", "encode", "count", "write"],
+    )
+    _check_brackets(events)
+    count = [e for e in events if e.phase == "count"]
+    assert {e.total for e in count} == {3}
+    assert [e.dc for e in count] == [None, 0, 1, 2] and [e.done for e in count] == [0, 1, 2, 3]
+    write = [e for e in events if e.phase == "write"]
+    expected = sum(d.violations for d in res.dcs)
+    assert {e.total for e in write} == {expected} and write[-1].done == expected
+    listed = [e.dc for e in write if e.dc is not None]
+    assert listed == sorted(listed)
+    assert set(listed) == {i for i, d in enumerate(res.dcs) if d.violations}
+    assert all(isinstance(e, ProgressEvent) for e in events)
+
+
+def test_progress_events_counts_blocks_limit_and_modes(tmp_path):
+    events: list[ProgressEvent] = []
+    facet.detect(TAX, dcs=["zip -> city", "zip -> state"], progress=events.append)
+    assert _phases(events)[-1] == "count"  # no write phase for counts without out
+    _check_brackets(events)
+
+    events.clear()
+    res = facet.detect(TAX, dcs=["zip -> city"], output="blocks", progress=events.append)
+    write = [e for e in events if e.phase == "write"]
+    assert all(e.total is None for e in write[:-1])  # blocks: unknown until the end
+    assert write[-1].total == write[-1].done == res.dcs[0].written
+    _check_brackets(events)
+
+    events.clear()
+    out = tmp_path / "p.csv"
+    facet.detect(TAX, dcs=["zip -> city", "zip -> state"], output="pairs", limit=7, out=out,
+                 progress=events.append)  # fmt: skip
+    assert [e for e in events if e.phase == "write"][-1].total == 14
+    _check_brackets(events)
+
+    for mode in ("parallel", "cost-trie"):
+        events.clear()
+        facet.detect(TAX, dcs=["zip -> city", "zip -> state", "zip -> city"], mode=mode,
+                     progress=events.append)  # fmt: skip
+        _check_brackets(events)
+        assert [e for e in events if e.phase == "count"][-1].done == 3
+
+
+def test_a_failing_progress_callback_stops_the_run(tmp_path):
+    out = tmp_path / "p.parquet"
+
+    def stop(ev: ProgressEvent) -> None:
+        if ev.phase == "write" and ev.done:
+            raise RuntimeError("enough")
+
+    with pytest.raises(RuntimeError, match="enough"):
+        facet.detect(TAX, dcs=["zip -> city"], output="pairs", out=out, progress=stop)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_display_only_on_a_terminal_and_not_with_quiet(tmp_path):
+    """50M pairs to a file take over a second: long enough for the display."""
+    data = _same_table(tmp_path / "same.parquet", 7_072)
+    args = ["detect", data, "--dc", SAME, "--output", "pairs", "--out", tmp_path / "p.parquet"]
+    code, tty, out = _on_pty(args)
+    assert code == 1
+    assert b"facet: listing" in tty and b"%|" in tty and b"50.0M" in tty
+    shown = tty.removeprefix(b"facet: compiling kernels (first run only)\r\n")
+    assert b"\n" not in shown  # transient: redrawn in place on one line, then cleared
+    assert "50,006,112" in out  # the report itself goes to stdout
+    code, tty, _ = _on_pty([*args, "--quiet"])
+    assert code == 1 and tty == b""
+    p = _facet(*args)  # stderr a pipe: no display
+    assert p.returncode == 1 and p.stderr == ""
+
+
+def test_quiet_clean_run_has_no_stderr_and_keeps_warnings(emp, tmp_path):
+    p = _facet("detect", emp, "--dc", "zip -> dept", "--quiet")
+    assert p.returncode == 1 and p.stderr == "" and "violations" in p.stdout
+    code, tty, _ = _on_pty(["detect", emp, "--dc", "zip -> dept", "-q"])
+    assert code == 1 and tty == b""
+    warn = tmp_path / "w.csv"
+    warn.write_text("a,b\n1,x\nNaN,y\n3,z\n")
+    p = _facet("detect", warn, "--dc", "not(t.a < t'.a)", "--quiet")
+    assert p.stderr.startswith("facet: warning: ")  # warnings are not informational
+
+
+def test_terminal_display_draws_clears_and_writes_above():
+    master, slave = pty.openpty()
+    stream = os.fdopen(slave, "w")
+    display = TerminalProgress(stream, delay=0)
+    display(ProgressEvent("count", 0, 2))
+    display(ProgressEvent("count", 1, 2, 0))
+    display.write("facet: warning: something")
+    display(ProgressEvent("count", 2, 2, 1))
+    display.close()
+    stream.flush()
+    got = b""
+    while select.select([master], [], [], 0.2)[0]:
+        got += os.read(master, 1 << 16)
+    stream.close()
+    os.close(master)
+    assert b"facet: counting" in got and b"1/2" in got and b"DC 0 done" in got
+    assert b"facet: warning: something\r\n" in got
+    assert got.rstrip(b" ").endswith(b"\r")  # the last line is cleared
+
+
+def test_kernel_cache_cold_is_told(tmp_path):
+    assert kernels_cache_cold(["refine"]) in (False, True)
+    assert kernels_cache_cold(["no-such-kernel"]) is False
+    code = "from facet.progress import kernels_cache_cold as k; print(k(), k(['refine']))"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}, timeout=120)  # fmt: skip
+    assert p.stdout.split() == ["True", "True"], p.stderr
+
+
+@pytest.mark.slow
+def test_compiling_kernels_line_on_a_cold_cache(emp, tmp_path):
+    """First run in an empty numba cache: the line; the second run: none."""
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    args = ["detect", emp, "--dc", "zip -> dept"]
+    code, tty, _ = _on_pty(args, env=env, timeout=600)
+    assert code == 1 and tty.startswith(b"facet: compiling kernels (first run only)\r\n")
+    code, tty, _ = _on_pty(args, env=env)
+    assert code == 1 and b"compiling" not in tty
+
+
+# ----------------------------------------------------------------------------- files
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
+def test_output_files_follow_the_umask(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        targets = {
+            "p.parquet": "pairs",
+            "p.csv": "pairs",
+            "p.arrow": "pairs",
+            "b.parquet": "blocks",
+            "c.json": "count",
+            "c.csv": "count",
+        }
+        for name, output in targets.items():
+            facet.detect(TAX, dcs=["zip -> city"], output=output, out=tmp_path / name)
+    finally:
+        os.umask(old)
+    for name in targets:
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~umask, name
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(targets)  # no temporaries
+
+
+def test_counts_table_columns_are_the_json_keys(tmp_path):
+    res = facet.detect(TAX, dcs=["city: zip -> city"], out=tmp_path / "c.csv")
+    table = pacsv.read_csv(tmp_path / "c.csv")
+    entry = res.to_dict()["dcs"][0]
+    assert table.column_names == ["id", "name", "dc", "violations", "rows_involved", "seconds"]
+    row = table.to_pylist()[0]
+    assert {k: row[k] for k in table.column_names if k != "seconds"} == {
+        k: entry[k] for k in table.column_names if k != "seconds"
+    }
+
+
+# ----------------------------------------------------------------------------- text and errors
+
+
+def test_text_report_fits_80_columns_and_says_what_numbers_mean(tmp_path, monkeypatch, capsys):
+    long_dc = (
+        "a_rather_long_rule_name: not(t.state = t'.state and t.zip = t'.zip and "
+        "t.salary > t'.salary and t.rate < t'.rate and t.city != t'.city and "
+        "t.area_code = t'.area_code)"
+    )
+    # a clone may sit deep in the file system: the path must not widen the report
+    deep = tmp_path.joinpath(*["a_checkout_directory"] * 4) / "tax_dirty_0010k.csv"
+    deep.parent.mkdir(parents=True)
+    deep.write_bytes(TAX.read_bytes())
+    monkeypatch.setenv("COLUMNS", "80")
+    code = main(["detect", str(deep), "--dc", long_dc, "--dc", "zip -> city",
+                 "--dc", "not(t.salary > 200000)"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 1
+    assert max(map(len, out.splitlines())) <= 80
+    assert out.splitlines()[0].startswith(".../") and "tax_dirty_0010k.csv:" in out
+    flat = " ".join(line.strip() for line in out.splitlines())
+    assert "ordered pairs (t, t')" in flat and "rows: distinct rows" in flat
+    assert "a_rather_long_r~" in out and re.search(r"\d rows ", out)
+    # the whole DC text is there, wrapped in its column
+    assert "t.city != t'.city and t.area_code = t'.area_code)" in flat
+    monkeypatch.setenv("COLUMNS", "100")
+    main(["detect", str(TAX), "--dc", long_dc])
+    assert 80 < max(map(len, capsys.readouterr().out.splitlines())) <= 100
+    main(["detect", str(TAX), "--dc", long_dc, "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["dcs"][0]["dc"].endswith("t.area_code = t'.area_code)")
+
+
+def test_more_bad_dc_lines_note_without_debug(emp, tmp_path, capsys):
+    rules = tmp_path / "bad.txt"
+    rules.write_text("zip -> dept\nnot(t.zip = t'.zip and t.dept ! t'.dept)\nnot(t.x <> )\nbad(\n")
+    code = main(["detect", str(emp), "--rules", str(rules)])
+    lines = capsys.readouterr().err.splitlines()
+    assert code == 2 and len(lines) == 4
+    assert lines[3] == f"facet: 2 more bad DC line(s): {rules}:3:12, {rules}:4:1"
+
+
+def test_inline_json_pairs_and_blocks_match_the_result(emp, capsys):
+    dcs = ["not(t.dept = t'.dept and t.salary < t'.salary)", "not(t.rate < 1.2)", "zip -> dept"]
+    for output in ("pairs", "blocks"):
+        argv = ["detect", str(emp), "--output", output, "--format", "json"]
+        main([*argv, *(a for d in dcs for a in ("--dc", d))])
+        doc = json.loads(capsys.readouterr().out)
+        res = facet.detect(emp, dcs=dcs, output=output)
+        table = res.pairs() if output == "pairs" else res.blocks()
+        for d in doc["dcs"]:
+            rows = [r for r in table.to_pylist() if r["dc"] == d["id"]]
+            assert d[output] == [[r["t1"], r["t2"]] for r in rows]
+            assert d["written"] == len(rows)
