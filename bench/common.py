@@ -491,8 +491,11 @@ import os, sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 import facet
 assert os.path.abspath(facet.__file__).startswith(HERE + os.sep), facet.__file__
-from facet.cli import main
-sys.exit(main())
+try:  # what the installed `facet` script runs (its entry point in pyproject.toml)
+    from facet.cli import entry
+except ImportError:  # commits before the entry point
+    from facet.cli import main as entry
+sys.exit(entry())
 """
 
 

@@ -1,7 +1,5 @@
 """``python -m facet`` runs the command line."""
 
-import sys
+from facet.cli import entry
 
-from facet.cli import main
-
-sys.exit(main())
+entry()

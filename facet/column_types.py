@@ -79,6 +79,12 @@ class ColumnUse:
     first_use: dict[str, DC]
     #: (column, constant) -> the DC that holds it
     constant_use: dict[tuple[str, Const], DC]
+    #: column pairs that a predicate compares with each other
+    links: list[tuple[str, str]] = field(default_factory=list)
+    #: columns some predicate compares with < <= > >=
+    ordered: set[str] = field(default_factory=set)
+    #: the constants each column is compared with
+    constants: dict[str, list[Const]] = field(default_factory=dict)
 
     @property
     def columns(self) -> list[str]:
@@ -87,29 +93,18 @@ class ColumnUse:
 
 def analyze(dcs: list[DC]) -> ColumnUse:
     """Group the used columns into components and mark the ordered ones."""
-    parent: dict[str, str] = {}
     first_use: dict[str, DC] = {}
     ordered: set[str] = set()
     consts: dict[str, list[Const]] = {}
     constant_use: dict[tuple[str, Const], DC] = {}
-
-    def find(x: str) -> str:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
+    links: list[tuple[str, str]] = []
     for dc in dcs:
         for p in dc.predicates:
             cols = p.columns()
             for c in cols:
-                if c.name not in parent:
-                    parent[c.name] = c.name
-                    first_use[c.name] = dc
-            if len(cols) == 2:
-                a, b = find(cols[0].name), find(cols[1].name)
-                if a != b:
-                    parent[b] = a
+                first_use.setdefault(c.name, dc)
+            if len(cols) == 2 and cols[0].name != cols[1].name:
+                links.append((cols[0].name, cols[1].name))
             if p.is_order:
                 for c in cols:
                     ordered.add(c.name)
@@ -119,20 +114,60 @@ def analyze(dcs: list[DC]) -> ColumnUse:
                     if o not in lst:
                         lst.append(o)
                     constant_use.setdefault((c.name, o), dc)
+    use = ColumnUse([], {}, first_use, constant_use, links, ordered, consts)
+    return _grouped(use, set())
+
+
+def isolate(use: ColumnUse, alone: set[str]) -> ColumnUse:
+    """``use`` with the columns in ``alone`` each in a component of its own.
+
+    For all-NULL (null-type) columns: every predicate over one is false
+    (docs/semantics.md §4.1), so it must not link the columns it meets into one
+    comparison family."""
+    if not alone & set(use.component_of):
+        return use
+    return _grouped(use, alone)
+
+
+def _grouped(use: ColumnUse, alone: set[str]) -> ColumnUse:
+    """Components of ``use``'s columns by union-find over its links, skipping
+    links that touch a column in ``alone``."""
+    parent = {name: name for name in use.first_use}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in use.links:
+        if a in alone or b in alone:
+            continue
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[rb] = ra
     groups: dict[str, list[str]] = {}
     for name in parent:
         groups.setdefault(find(name), []).append(name)
     components: list[Component] = []
     component_of: dict[str, int] = {}
     for members in groups.values():
-        comp = Component(members, ordered=any(m in ordered for m in members))
+        comp = Component(members, ordered=any(m in use.ordered for m in members))
         for m in members:
             component_of[m] = len(components)
-            for k in consts.get(m, []):
+            for k in use.constants.get(m, []):
                 if k not in comp.constants:
                     comp.constants.append(k)
         components.append(comp)
-    return ColumnUse(components, component_of, first_use, constant_use)
+    return ColumnUse(
+        components,
+        component_of,
+        use.first_use,
+        use.constant_use,
+        use.links,
+        use.ordered,
+        use.constants,
+    )
 
 
 def parse_schema(spec: str | dict[str, str] | None) -> dict[str, str]:

@@ -27,6 +27,7 @@ from facet.column_types import (
     constant_unit,
     finer_unit,
     finest_unit,
+    isolate,
     native_kind,
     normalize_native,
     parse_timestamps,
@@ -147,12 +148,6 @@ def _component_arrays(
             f"{dc.where()}: columns {desc} are compared with each other but have "
             "incompatible types; cast them or use --schema"
         )
-    if kind != "null" and "null" in kinds.values():
-        # all-NULL columns take the type of the columns they meet
-        like = next(t.type for c, t in typed.items() if kinds[c] != "null")
-        for c in comp.columns:
-            if kinds[c] == "null":
-                typed[c] = pa.nulls(len(typed[c]), like)
     if kind == "duration":
         unit = max((t.type.unit for t in typed.values()), key=_UNITS.index)
         typed = {c: t.cast(pa.duration(unit)) for c, t in typed.items()}
@@ -472,6 +467,15 @@ def encode(
     for col in use.columns:
         if col not in source.all_columns:
             raise _unknown_column(col, source, use.first_use[col].where())
+    if not source.text:  # all-NULL columns link nothing (every predicate on one is false)
+        use = isolate(
+            use,
+            {
+                c
+                for c in use.columns
+                if c not in schema and native_kind(source.table.column(c).type) == "null"
+            },
+        )
     n = source.num_rows
     names = use.columns
     codes = np.empty((len(names), n), np.int32)

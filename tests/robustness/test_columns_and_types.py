@@ -358,10 +358,6 @@ CROSS.append(
 CROSS.append(
     Case(
         "parquet-null-column-meets-text-and-number",  # found by tests/fuzz
-        xfail_cli="needs fix in facet/column_types.py analyze(): a null-type column links the "
-        "text, binary and decimal columns it meets into one component, which is refused as "
-        "incompatible; null-type columns should not join components",
-        xfail_api="same: facet/column_types.py analyze()",
         dcs=(
             "not(t.n = t'.s and t.n = 0)",
             "not(t.bin = t.n)",
