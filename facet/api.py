@@ -21,6 +21,7 @@ from facet.encoding import EncodedTable, encode
 from facet.engine import ENGINES, create_engine
 from facet.engine.multi import MODES, count_all, shared_groups
 from facet.engine.session import Session
+from facet.engine.spark import is_spark_frame
 from facet.engine.warmup import loaded, run_kernels, warmup
 from facet.errors import FacetInputError
 from facet.language.ast import DC
@@ -102,12 +103,16 @@ def open_session(
     outputs: tuple[str, ...] = ("count",),
     execute: bool = True,
     monitor: Monitor | None = None,
+    master: str | None = None,
+    id_column: str | None = None,
 ) -> Opened:
     """Parse the DCs, load the columns they use, type and encode them, and
     open a session on the engine.  ``outputs`` / ``execute``: the outputs the run
     plans and whether it runs those plans (the kernels it warms up front).
     ``monitor``: the run's progress events and deadline (the phases ``load``,
     ``compile`` or ``warmup``, ``encode``)."""
+    if is_spark_frame(data):
+        engine = "spark"
     if engine not in ENGINES:
         raise FacetInputError(f"unknown engine '{engine}'; use one of {', '.join(ENGINES)}")
     config = config or DEFAULT
@@ -115,6 +120,8 @@ def open_session(
     schema_map = parse_schema(schema)
     use = analyze(dc_list)
     monitor = monitor or Monitor()
+    if engine == "spark":
+        return _open_spark(data, dc_list, use, schema_map, config, master, id_column, on_warning)
     t0 = time.perf_counter()
     monitor.start("load")
     source = load(data, columns=use.columns + [c for c in schema_map if c not in use.columns])
@@ -138,6 +145,37 @@ def open_session(
     return Opened(session, source.name, load_seconds, warm, time.perf_counter() - t1, warnings)
 
 
+def _open_spark(
+    data: Any,
+    dc_list: list[DC],
+    use: Any,
+    schema_map: dict[str, str],
+    config: Config,
+    master: str | None,
+    id_column: str | None,
+    on_warning: Callable[[str], None] | None,
+) -> Opened:
+    """A session on the Spark engine: the table read and numbered by Spark,
+    typed once for all tasks (facet/engine/spark/)."""
+    from facet.engine.spark.connect import spark_session
+    from facet.engine.spark.engine import SparkEngine
+    from facet.engine.spark.table import spark_table
+    from facet.engine.spark.tasks import TaskSpec
+
+    t0 = time.perf_counter()
+    spark = data.sparkSession if is_spark_frame(data) else spark_session(master)
+    table = spark_table(spark, data, use, schema_map, id_column)
+    spec = TaskSpec(
+        table.name, table.text, table.all_columns, dc_list, use, table.schema,
+        config.but(threads=1),
+    )  # fmt: skip
+    for w in table.warnings:
+        if on_warning is not None:
+            on_warning(w)
+    session = Session(SparkEngine(table, spec, config), dc_list)
+    return Opened(session, table.name, time.perf_counter() - t0, 0.0, 0.0, list(table.warnings))
+
+
 def explain(
     data: Any,
     rules: RulesLike = None,
@@ -149,6 +187,8 @@ def explain(
     on_warning: Callable[[str], None] | None = None,
     config: Config | None = None,
     engine: str = "local",
+    master: str | None = None,
+    id_column: str | None = None,
 ) -> dict[str, Any]:
     """The plan of every DC (``facet explain``): stages, algorithms, storage,
     estimates; with ``analyze=True`` it runs them and adds what actually ran
@@ -165,6 +205,8 @@ def explain(
         engine=engine,
         outputs=(output,),
         execute=analyze,
+        master=master,
+        id_column=id_column,
     )
     session = opened.session
     session.estimates = True
@@ -187,7 +229,7 @@ def explain(
         records.append(rec)
     return {
         "rows": session.rows,
-        "engine": engine,
+        "engine": session.engine.name,
         "source": opened.source,
         "output": output,
         "analyze": analyze,
@@ -211,6 +253,8 @@ def detect(
     engine: str = "local",
     progress: ProgressCallback | None = None,
     timeout: float | None = None,
+    master: str | None = None,
+    id_column: str | None = None,
 ) -> Result:
     """Find every violation of the DCs in ``data``.
 
@@ -223,7 +267,12 @@ def detect(
     ``config``: planning/execution thresholds (:class:`facet.planner.config.Config`).
     ``mode``: how many DCs run -- ``sequential``, ``parallel``, ``cost-trie`` or
     ``freq-trie`` (shared refinement prefixes); every mode gives the same answers.
-    ``engine``: ``"local"`` (this machine, all cores).
+    ``engine``: ``"local"`` (this machine, all cores) or ``"spark"`` (PySpark:
+    ``data`` a path Spark reads or a table facet hands it; a
+    ``pyspark.sql.DataFrame`` selects it by itself).  ``master``: the Spark master
+    URL when no session is active (default ``local[*]``; ``sc://host`` for Spark
+    Connect).  ``id_column``: a column of a Spark DataFrame holding each row's id,
+    used as its tid (default: the row's position).
 
     ``progress``: called with a :class:`facet.progress.ProgressEvent` at each
     step -- ``event.phase`` (``"load"``, ``"compile"`` when numba compiles the
@@ -277,6 +326,8 @@ def detect(
                     config=config,
                     mode=mode,
                     engine=engine,
+                    master=master,
+                    id_column=id_column,
                 )
                 monitor.check()  # the deadline covers everything but the final rename
         except SystemError as err:  # the alarm went off as a kernel returned
@@ -321,6 +372,8 @@ def _detect(
     config: Config | None,
     mode: str,
     engine: str,
+    master: str | None = None,
+    id_column: str | None = None,
 ) -> Result:
     opened = open_session(
         data,
@@ -332,6 +385,8 @@ def _detect(
         engine=engine,
         outputs=("count", output),  # counts first, then pairs / blocks
         monitor=monitor,
+        master=master,
+        id_column=id_column,
     )
     session, dc_list = opened.session, opened.session.dcs
     run.session = session
@@ -363,7 +418,7 @@ def _detect(
         out=out_path,
         warnings=opened.warnings,
         mode=mode,
-        engine=engine,
+        engine=session.engine.name,
         _session=session,
     )
     if output == "count":

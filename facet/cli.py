@@ -120,7 +120,16 @@ def build_parser() -> argparse.ArgumentParser:
         "(types: int, float, number, text, timestamp)",
     )
     d.add_argument(
-        "--engine", choices=tuple(ENGINES), default="local", help="engine that runs the plans"
+        "--engine",
+        choices=tuple(ENGINES),
+        default="local",
+        help="engine that runs the plans: local (this machine) or spark (PySpark)",
+    )
+    d.add_argument(
+        "--master",
+        metavar="URL",
+        default=None,
+        help="Spark master for --engine spark (default local[*]; sc://HOST for Spark Connect)",
     )
     d.add_argument(
         "--mode",
@@ -164,7 +173,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     e.add_argument("--analyze", action="store_true", help="run the plan and report actuals")
     e.add_argument(
-        "--engine", choices=tuple(ENGINES), default="local", help="engine that runs the plans"
+        "--engine",
+        choices=tuple(ENGINES),
+        default="local",
+        help="engine that runs the plans: local (this machine) or spark (PySpark)",
+    )
+    e.add_argument(
+        "--master",
+        metavar="URL",
+        default=None,
+        help="Spark master for --engine spark (default local[*]; sc://HOST for Spark Connect)",
     )
     e.add_argument("--schema", metavar="COL:TYPE,...")
     e.add_argument("--debug", action="store_true", help="show tracebacks on errors")
@@ -363,7 +381,13 @@ def _rules(args: argparse.Namespace) -> list[Any]:
     return rules
 
 
+def _check_engine(args: argparse.Namespace) -> None:
+    if args.master is not None and args.engine != "spark":
+        raise FacetInputError(f"--master {args.master} needs --engine spark")
+
+
 def run_explain(args: argparse.Namespace) -> int:
+    _check_engine(args)
     rules = _rules(args)  # (before the engine's imports: syntax errors come fast)
     from facet.api import explain
     from facet.planner.explain import render_text
@@ -377,6 +401,7 @@ def run_explain(args: argparse.Namespace) -> int:
         schema=args.schema,
         on_warning=_warn,
         engine=args.engine,
+        master=args.master,
     )
     if args.format == "json":
         sys.stdout.write(json.dumps(doc) + "\n")
@@ -401,6 +426,7 @@ def _progress_display(args: argparse.Namespace) -> Any:
 
 def run_detect(args: argparse.Namespace) -> int:
     global _display
+    _check_engine(args)
     rules = _rules(args)  # (before the engine's imports: syntax errors come fast)
     from facet.api import detect
 
@@ -417,6 +443,7 @@ def run_detect(args: argparse.Namespace) -> int:
             on_warning=_warn,
             mode=args.mode,
             engine=args.engine,
+            master=args.master,
             progress=_display,
             timeout=args.timeout,
         )

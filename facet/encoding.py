@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -76,7 +78,54 @@ def _unknown_column(name: str, source: Source, where: str) -> FacetInputError:
     return FacetInputError(f"{where}: unknown column '{name}' in {source.name}; {hint}")
 
 
-def _component_arrays(
+class TextFacts(Protocol):
+    """What CSV typing needs to know of a text column (docs/semantics.md §4.3):
+    a :class:`TextColumn`, or the same counts merged over a table's partitions."""
+
+    nonempty: int
+    n_num: int
+    n_iso: int
+    integral: bool
+
+
+def text_kinds(
+    comp: Component,
+    facts: Mapping[str, TextFacts],
+    schema: dict[str, str],
+    use: ColumnUse,
+    source_name: str,
+) -> dict[str, str]:
+    """The kind each CSV text column of ``comp`` is read as ('int', 'float',
+    'timestamp', 'text', or its ``schema`` kind): an ordered component is
+    timestamps when more of its values are ISO dates than numbers, else numbers
+    -- int64 when every number is whole and fits, else float64."""
+    inferred = None
+    if comp.ordered and any(c not in schema for c in comp.columns):
+        free = [facts[c] for c in comp.columns if c not in schema]
+        n_nonempty = sum(t.nonempty for t in free)
+        n_num = sum(t.n_num for t in free)
+        # a value is never both a number and an ISO date: count dates only if they could win
+        n_iso = sum(t.n_iso for t in free) if n_nonempty - n_num > n_num else 0
+        if n_nonempty > 0 and n_num == 0 and n_iso == 0:
+            cols = ", ".join(f"'{c}'" for c in comp.columns if c not in schema)
+            dc = use.first_use[comp.columns[0]]
+            raise DataError(
+                f"{source_name}: column {cols} is compared with < <= > >= "
+                f"({dc.where()}) but none of its values is a number or an ISO date; "
+                f"fix the data or declare its type with --schema"
+            )
+        inferred = "timestamp" if n_iso > n_num else "number"
+    kinds = {c: schema.get(c) or (inferred if comp.ordered else "text") for c in comp.columns}
+    # one numeric type for the inferred columns: int64 only when every value is integral
+    numbers = [c for c in comp.columns if kinds[c] == "number"]
+    if numbers:
+        integral = all(facts[c].integral for c in numbers)
+        for c in numbers:
+            kinds[c] = "int" if integral else "float"
+    return kinds
+
+
+def component_arrays(
     comp: Component, source: Source, schema: dict[str, str], use: ColumnUse
 ) -> tuple[dict[str, pa.Array], str, list[str]]:
     """Typed arrays of a component's columns, their common kind, and warnings."""
@@ -86,30 +135,7 @@ def _component_arrays(
     typed: dict[str, pa.Array] = {}
     if source.text:
         text = {c: TextColumn(raw[c]) for c in comp.columns}
-        inferred = None
-        if comp.ordered and any(c not in schema for c in comp.columns):
-            free = [text[c] for c in comp.columns if c not in schema]
-            n_nonempty = sum(t.nonempty for t in free)
-            n_num = sum(t.n_num for t in free)
-            # a value is never both a number and an ISO date: count dates only if they could win
-            n_iso = sum(t.n_iso for t in free) if n_nonempty - n_num > n_num else 0
-            if n_nonempty > 0 and n_num == 0 and n_iso == 0:
-                cols = ", ".join(f"'{c}'" for c in comp.columns if c not in schema)
-                dc = use.first_use[comp.columns[0]]
-                raise DataError(
-                    f"{source.name}: column {cols} is compared with < <= > >= "
-                    f"({dc.where()}) but none of its values is a number or an ISO date; "
-                    f"fix the data or declare its type with --schema"
-                )
-            inferred = "timestamp" if n_iso > n_num else "number"
-        for c in comp.columns:
-            kinds[c] = schema.get(c) or (inferred if comp.ordered else "text")
-        # one numeric type for the inferred columns: int64 only when every value is integral
-        numbers = [c for c in comp.columns if kinds[c] == "number"]
-        if numbers:
-            integral = all(text[c].integral for c in numbers)
-            for c in numbers:
-                kinds[c] = "int" if integral else "float"
+        kinds.update(text_kinds(comp, text, schema, use, source.name))
         for c in comp.columns:
             parsed = text[c].parse(kinds[c])
             _warn_unparsed(raw[c], parsed, c, kinds[c], source, warnings)
@@ -490,7 +516,7 @@ def encode(
 
     def one(comp: Component):
         """Type and encode one component (independent of the others)."""
-        typed, kind, warns = _component_arrays(comp, source, schema, use)
+        typed, kind, warns = component_arrays(comp, source, schema, use)
         consts: list[pa.Array] = []
         const_keys: list[tuple[str, Const]] = []
         for col in comp.columns:

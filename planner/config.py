@@ -72,6 +72,16 @@ class Config:
     #: rows per output batch of a single-tuple DC
     row_chunk: int = 1 << 20
 
+    # ------------------------------------------------------------------ Spark engine
+    #: tasks a DC's pairs are spread over (0: twice the executor cores Spark reports,
+    #: else the cores of a ``local[N]`` master, else 8)
+    spark_tasks: int = 0
+    #: a key with more rows than this (or than rows / tasks, whichever is larger) is
+    #: split into sub-blocks processed as all ordered pairs of sub-blocks (skew)
+    spark_split_rows: int = 200_000
+    #: rows per Arrow batch handed to and from the Python workers
+    spark_batch_rows: int = 100_000
+
     # ------------------------------------------------------------------ encoding
     #: several components encode on parallel threads from this many rows
     parallel_encode_rows: int = 100_000

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -68,3 +69,14 @@ def pytest_terminal_summary(terminalreporter):
             f"(tests/conftest.py): {', '.join(_SKIPPED[:5])}",
             red=True,
         )
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One ``local[2]`` SparkSession for the test run (the Spark engine's tests and
+    the engine suite's Spark runs); executors run this interpreter."""
+    from facet.engine.spark.connect import spark_session
+
+    session = spark_session("local[2]")
+    yield session
+    session.stop()

@@ -206,7 +206,7 @@ ERRORS = [
     (["--dc", "zip -> dept", "--format", "yaml"], "--format"),
     ([], "no denial constraints"),
     (["--rules", "/nonexistent/rules.txt"], "cannot read rules file"),
-    (["--dc", "zip -> dept", "--engine", "spark"], "spark"),
+    (["--dc", "zip -> dept", "--master", "local[2]"], "--master local[2] needs --engine spark"),
 ]
 
 

@@ -29,7 +29,51 @@ from tests.naive import naive_pairs
 from tests.strategies import dcs, tables
 
 NAMES = sorted(ENGINES)
+#: engines that run in this process; the others (Spark) start jobs per call and get
+#: fewer hypothesis examples (tests/test_spark.py adds their own properties)
+LOCAL = [n for n in NAMES if n == "local"]
+DISTRIBUTED = [n for n in NAMES if n not in LOCAL]
 CASES = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def engine_property(examples: int, distributed_examples: int):
+    """A hypothesis property ``body(name, data)`` as two tests: over the local
+    engines with ``examples``, and over the distributed ones (their session
+    fixture started) with ``distributed_examples``."""
+
+    def make(body):
+        def on(names, n):
+            @pytest.mark.parametrize("name", names)
+            @settings(
+                max_examples=n,
+                deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+            )
+            @given(data=st.data())
+            def test(name, data, request):
+                if name == "spark":
+                    request.getfixturevalue("spark")
+                body(name, data)
+
+            test.__name__ = body.__name__
+            return test
+
+        return on(LOCAL, examples), on(DISTRIBUTED, distributed_examples)
+
+    return make
+
+
+@pytest.fixture
+def engine_ready(request):
+    """Starts what an engine needs (the Spark session) for a parametrized test."""
+
+    def ready(name: str) -> None:
+        if name == "spark":
+            request.getfixturevalue("spark")
+
+    return ready
+
+
 #: the algorithms that refine each predicate class
 BY_CLASS = {
     EQUALITY: ("equality",),
@@ -58,7 +102,8 @@ def expanded(engine: Engine, groups) -> set:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_engine_implements_the_interface(name):
+def test_engine_implements_the_interface(name, engine_ready):
+    engine_ready(name)
     t = pa.table({"a": [1, 2, 2], "b": ["x", "y", "y"]})
     eng = session(t, [facet.parse_dc("not(t.a = t'.a)")[0]], name).engine
     assert isinstance(eng, Engine) and eng.name == name
@@ -70,10 +115,7 @@ def test_engine_implements_the_interface(name):
     assert eng.rows == 3
 
 
-@pytest.mark.parametrize("name", NAMES)
-@CASES
-@given(st.data())
-def test_counts_pairs_and_blocks_equal_naive(name, data):
+def _counts_pairs_and_blocks_equal_naive(name, data):
     table, kinds = data.draw(tables(max_rows=40))
     dc = data.draw(dcs(kinds))
     want = naive_pairs(table, dc)
@@ -95,10 +137,7 @@ def test_counts_pairs_and_blocks_equal_naive(name, data):
         assert got == want, dc.canonical()
 
 
-@pytest.mark.parametrize("name", NAMES)
-@CASES
-@given(st.data())
-def test_every_refinement_keeps_exactly_the_pairs_that_satisfy_it(name, data):
+def _every_refinement_keeps_exactly_the_pairs_that_satisfy_it(name, data):
     """``refine(initial, stage)`` holds exactly the initial pairs satisfying the
     stage's predicate(s), for every algorithm that applies to the predicate."""
     table, kinds = data.draw(tables(max_rows=30))
@@ -132,10 +171,7 @@ def test_every_algorithm_is_covered():
     assert set(ALGORITHMS) == {a for algs in BY_CLASS.values() for a in algs} | {"iejoin"}
 
 
-@pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_every_mode_equals_naive(name, data):
+def _every_mode_equals_naive(name, data):
     table, kinds = data.draw(tables(max_rows=30))
     batch = [data.draw(dcs(kinds)) for _ in range(data.draw(st.integers(2, 4)))]
     modes = sorted(
@@ -155,7 +191,8 @@ def test_every_mode_equals_naive(name, data):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_explain_analyze_reports_what_ran(name):
+def test_explain_analyze_reports_what_ran(name, engine_ready):
+    engine_ready(name)
     t = pa.table({"a": list(range(200)), "b": [i % 7 for i in range(200)]})
     doc = facet.explain(
         t, dcs=["not(t.b = t'.b and t.a < t'.a)"], output="pairs", analyze=True, engine=name
@@ -169,3 +206,15 @@ def test_explain_analyze_reports_what_ran(name):
         ran = [st["actual"] for st in rec["stages"]]
         assert ran[0] is not None and ran[0]["groups_out"] == 7
         assert all(st["storage"] in ("arrays", "bitmaps", "hybrid") for st in rec["stages"])
+
+
+test_counts_pairs_and_blocks_equal_naive, test_counts_pairs_and_blocks_equal_naive_distributed = (
+    engine_property(150, 12)(_counts_pairs_and_blocks_equal_naive)
+)
+(
+    test_every_refinement_keeps_exactly_the_pairs_that_satisfy_it,
+    test_every_refinement_keeps_exactly_the_pairs_that_satisfy_it_distributed,
+) = engine_property(150, 12)(_every_refinement_keeps_exactly_the_pairs_that_satisfy_it)
+test_every_mode_equals_naive, test_every_mode_equals_naive_distributed = engine_property(60, 6)(
+    _every_mode_equals_naive
+)

@@ -14,7 +14,10 @@ if TYPE_CHECKING:
     from facet.planner.config import Config
 
 #: engine name -> "module:class"
-ENGINES = {"local": "facet.engine.local:LocalEngine"}
+ENGINES = {
+    "local": "facet.engine.local:LocalEngine",
+    "spark": "facet.engine.spark.engine:SparkEngine",
+}
 
 
 def create_engine(name: str, enc: EncodedTable, config: Config) -> Engine:

@@ -19,7 +19,7 @@ import numpy as np
 
 from facet.language.normalize import NormalDC
 from facet.planner.plan import Plan, Stage
-from facet.planner.statistics import Statistics
+from facet.planner.statistics import Sides, Statistics
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,11 @@ class Engine(ABC):
     @abstractmethod
     def initial_groups(self, dc: NormalDC) -> Any:
         """The DC's initial pairs ``(all, all)`` cut by its row filters."""
+
+    @abstractmethod
+    def sides(self, groups: Any) -> Sides:
+        """The shape of a DC's initial pairs: rows on each side, and whether both
+        sides are one set."""
 
     @abstractmethod
     def single_rows(self, dc: NormalDC) -> np.ndarray:

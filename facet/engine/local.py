@@ -26,6 +26,7 @@ from facet.engine.trace import Trace
 from facet.language.normalize import NormalDC
 from facet.planner.config import DEFAULT, Config
 from facet.planner.plan import Plan, Stage
+from facet.planner.statistics import Sides
 
 
 class LocalEngine(Engine):
@@ -79,6 +80,14 @@ class LocalEngine(Engine):
     # ------------------------------------------------------------------ interface
     def initial_groups(self, dc: NormalDC) -> Groups:
         return filters.initial_groups(self.ctx.enc, dc)
+
+    def sides(self, groups: Groups) -> Sides:
+        d = groups.desc[0]
+        return Sides(
+            int(groups.left_sizes()[0]),
+            int(groups.right_sizes()[0]),
+            bool(d[0] == d[4] and d[1] == d[5]),
+        )
 
     def single_rows(self, dc: NormalDC) -> np.ndarray:
         return filters.single_rows(self.ctx.enc, dc)

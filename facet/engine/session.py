@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from facet.engine.base import Engine
 from facet.engine.groups import Groups
 from facet.engine.local import LocalEngine
 from facet.engine.trace import Trace
@@ -23,7 +24,6 @@ from facet.language.ast import DC
 from facet.language.normalize import NormalDC, normalize
 from facet.planner.config import Config
 from facet.planner.plan import Plan, Stage, make_plan, needs_statistics
-from facet.planner.statistics import Sides
 from facet.sinks.arrow import block_batch, pair_batch
 
 
@@ -31,7 +31,7 @@ class Session:
     """Initial pairs and plans of one run's DCs; counts, and expands pairs and
     blocks on demand."""
 
-    def __init__(self, engine: LocalEngine, dcs: list[DC]) -> None:
+    def __init__(self, engine: Engine, dcs: list[DC]) -> None:
         self.engine = engine
         self.dcs = dcs
         self.config: Config = engine.config
@@ -66,12 +66,7 @@ class Session:
         plan = self._plans.get(key)
         if plan is None:
             g = self.initial(i)
-            d = g.desc[0]
-            sides = Sides(
-                int(g.left_sizes()[0]),
-                int(g.right_sizes()[0]),
-                bool(d[0] == d[4] and d[1] == d[5]),
-            )
+            sides = self.engine.sides(g)
             stats = self.engine.statistics(g) if needs_statistics(nd, output, self.config) else None
             plan = self._plans[key] = make_plan(
                 nd,
@@ -159,17 +154,22 @@ class Session:
         for groups in source:
             if monitor is not None:
                 monitor.check()
-            if len(groups) == 0:
+            if isinstance(groups, Groups):
+                left = sides_to_lists(groups.buf, groups.desc, 0)
+                right = sides_to_lists(groups.buf, groups.desc, 4)
+            else:  # an engine that lists blocks as (offsets, tids) per side
+                left, right = groups
+            k = len(left[0]) - 1
+            if k <= 0:
                 continue
             if limit is not None:
                 if block >= limit:
                     return
-                if block + len(groups) > limit:
-                    groups = Groups(groups.buf, groups.desc[: limit - block])
-            left = sides_to_lists(groups.buf, groups.desc, 0)
-            right = sides_to_lists(groups.buf, groups.desc, 4)
+                if block + k > limit:
+                    k = limit - block
+                    left, right = _first_lists(left, k), _first_lists(right, k)
             yield block_batch(i, block, left, right)
-            block += len(groups)
+            block += k
 
     def iter_blocks(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         for i in range(len(self.dcs)):
@@ -198,3 +198,9 @@ class Session:
             "rows_involved": rows,
             "seconds": time.perf_counter() - t,
         }
+
+
+def _first_lists(lists: tuple[np.ndarray, np.ndarray], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``k`` lists of ``(offsets, values)``."""
+    offsets, values = lists
+    return offsets[: k + 1], values[: offsets[k]]

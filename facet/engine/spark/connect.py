@@ -1,0 +1,93 @@
+"""The Spark session the engine runs on: the active one, or one started for
+``--master`` (``local[*]`` by default; ``sc://host`` for Spark Connect)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import Any
+
+from facet.errors import FacetInputError
+
+
+def spark_session(master: str | None = None) -> Any:
+    """The active SparkSession when ``master`` is None and one exists, else a
+    session for ``master``.  Executors run this interpreter (``PYSPARK_PYTHON``),
+    so that they import the same facet and numba cache."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as err:  # pragma: no cover - pyspark is a dependency
+        raise FacetInputError(
+            f"the spark engine needs pyspark ({err}); pip install 'pyspark[connect]'"
+        ) from None
+    if master is None:
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            return active
+        master = "local[*]"
+    builder = SparkSession.builder.appName("facet")
+    if master.startswith("sc://"):
+        builder = builder.remote(master)
+    else:
+        builder = builder.master(master)
+        builder = builder.config("spark.ui.enabled", "false")
+        builder = builder.config("spark.ui.showConsoleProgress", "false")
+        builder = builder.config("spark.log.level", "ERROR")
+        builder = builder.config("spark.sql.shuffle.partitions", str(2 * cores_of(master)))
+        builder = builder.config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
+    import tempfile
+    import warnings
+
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+    # the JVM writes its start-up chatter (and later logs) to the stderr it starts
+    # with: give it a log file, so the command's stderr holds facet's lines only
+    log = tempfile.NamedTemporaryFile(prefix="facet-spark-", suffix=".log", delete=False)  # noqa: SIM115 - the JVM keeps writing to it
+    saved = os.dup(2)
+    try:
+        sys.stderr.flush()
+        os.dup2(log.fileno(), 2)
+        return builder.getOrCreate()
+    except Exception as err:  # noqa: BLE001 - a JVM that does not start is bad input
+        msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise FacetInputError(
+            f"--master {master}: cannot start Spark ({msg}); Spark needs Java 17 or 21 "
+            f"(JAVA_HOME or java on the PATH); its log: {log.name}"
+        ) from None
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        log.close()
+
+
+def cores_of(master: str) -> int:
+    """Executor cores a master URL names (``local[N]``, ``local[*]``,
+    ``local-cluster[W,C,M]``); 8 for a cluster it does not describe."""
+    if master in ("local", "local[1]"):
+        return 1
+    m = re.fullmatch(r"local\[(\d+|\*)(?:,\s*\d+)?\]", master)
+    if m:
+        return os.cpu_count() or 1 if m.group(1) == "*" else int(m.group(1))
+    m = re.fullmatch(r"local-cluster\[(\d+),\s*(\d+),\s*\d+\]", master)
+    if m:
+        return int(m.group(1)) * int(m.group(2))
+    return 8
+
+
+def session_cores(spark: Any) -> int:
+    """Executor cores of a running session, from its configuration only (no
+    ``sparkContext``: Spark Connect has none)."""
+    conf = spark.conf
+    try:
+        value = conf.get("spark.default.parallelism", None)
+        if value:
+            return max(1, int(value))
+    except Exception:  # noqa: BLE001 - an unset key raises on some versions
+        pass
+    try:
+        master = conf.get("spark.master", None)
+    except Exception:  # noqa: BLE001
+        master = None
+    return cores_of(master) if master else 8

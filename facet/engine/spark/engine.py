@@ -1,0 +1,346 @@
+"""The Spark engine: the :class:`~facet.engine.base.Engine` interface over a
+table on Spark (docs/architecture.md "Spark engine").
+
+Groups are lazy: :class:`SparkGroups` is a DC's initial pairs, how they are
+spread over tasks, and the refinements asked for so far; counting, listing
+pairs or blocks runs one Spark job whose tasks do all of it locally.
+
+Spreading a DC's pairs (BigDansing §4.2's blocking, with facet's refinements
+inside each block):
+
+* led by an equality ``t.A = t'.B``: a row goes to the task of its key as ``t``
+  (``A``) and to the task of its key as ``t'`` (``B``); a key of more than
+  ``max(rows / tasks, Config.spark_split_rows)`` rows is cut into ``s``
+  sub-blocks and its rows go to the ``s x s`` tasks of ordered sub-block pairs
+  ``(i, j)`` -- ``L`` the key's rows of block ``i``, ``R`` those of ``j`` -- so
+  no task holds more than its share;
+* no equality: all rows are one key, cut the same way (``s`` about the square
+  root of the tasks).
+
+Counts and rows involved come back as one row per task and are added up on the
+driver from those rows (never accumulators: a retried task would count twice);
+a row that can be in several tasks sends its tid when involved, and those are
+counted distinct.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from facet.engine.base import Capabilities, Engine
+from facet.engine.spark.connect import session_cores
+from facet.engine.spark.table import SparkTable
+from facet.engine.spark.tasks import (
+    BLOCKS_SCHEMA,
+    COUNT_SCHEMA,
+    KEY_L,
+    KEY_R,
+    LEFT,
+    PAIRS_SCHEMA,
+    RIGHT,
+    SIDES_SCHEMA,
+    TASK,
+    TID,
+    PairJob,
+    TaskSpec,
+    ddl,
+    keyed_job,
+    pair_task,
+    sides_job,
+    single_rows_job,
+)
+from facet.language.normalize import EQUALITY, NormalDC
+from facet.planner.config import DEFAULT, Config
+from facet.planner.plan import Plan, Stage
+from facet.planner.statistics import Sides
+
+
+@dataclass
+class SparkGroups:
+    """A DC's initial pairs on Spark and the refinements applied to them so far."""
+
+    dc: int
+    #: the equality the pairs are spread by: ``(a, b)`` for ``t.a = t'.b``, or None
+    key: tuple[str, str] | None = None
+    done: list[Stage] = field(default_factory=list)
+
+
+@dataclass
+class Spread:
+    """A DC's rows as the tasks get them, and whether each row is in one task."""
+
+    frame: Any
+    exclusive: bool
+    #: rows per task, the largest and the total (the work recorded per run)
+    tasks: int = 0
+
+
+class SparkEngine(Engine):
+    """Runs plans with Spark moving rows and the local engine in every task."""
+
+    name = "spark"
+    capabilities = Capabilities(
+        outputs=frozenset({"count", "pairs", "blocks"}),
+        modes=frozenset({"sequential"}),
+        distributed=True,
+    )
+
+    def __init__(self, table: SparkTable, spec: TaskSpec, config: Config = DEFAULT) -> None:
+        self.table = table
+        self.spec = spec
+        self.config = config
+        self.spark = table.frame.sparkSession
+        self.tasks = config.spark_tasks or 2 * session_cores(self.spark)
+        self._dc_index: dict[int, int] = {id(nd): i for i, nd in enumerate(spec.normal)}
+        self._sides: dict[int, Sides] = {}
+        self._stats: Any = None
+        #: per run of pair work: (DC, tasks, largest task's rows, all tasks' rows)
+        self.work: list[dict[str, Any]] = []
+
+    # ------------------------------------------------------------------ interface
+
+    @property
+    def rows(self) -> int:
+        return self.table.rows
+
+    def _index(self, dc: NormalDC) -> int:
+        i = self._dc_index.get(id(dc))
+        if i is None:
+            i = next(k for k, nd in enumerate(self.spec.normal) if nd == dc)
+        return i
+
+    def initial_groups(self, dc: NormalDC) -> SparkGroups:
+        return SparkGroups(self._index(dc))
+
+    def sides(self, groups: SparkGroups) -> Sides:
+        """The shape of a DC's initial pairs (rows passing each side's filters)."""
+        got = self._sides.get(groups.dc)
+        if got is None:
+            nd = self.spec.normal[groups.dc]
+            if not nd.side_filters(0) and not nd.side_filters(1):
+                got = Sides(self.rows, self.rows, True)
+            else:
+                from pyspark.sql import functions as F  # noqa: N812
+
+                row = (
+                    self.table.frame.mapInArrow(sides_job(self.spec, groups.dc), ddl(SIDES_SCHEMA))
+                    .agg(F.sum("left").alias("l"), F.sum("right").alias("r"))
+                    .collect()[0]
+                )
+                same = [str(f) for f in nd.side_filters(0)] == [str(f) for f in nd.side_filters(1)]
+                got = Sides(int(row["l"] or 0), int(row["r"] or 0), same)
+            self._sides[groups.dc] = got
+        return got
+
+    def single_rows(self, dc: NormalDC) -> np.ndarray:
+        i = self._index(dc)
+        got = self.table.frame.mapInArrow(single_rows_job(self.spec, i), f"{TID} bigint").toArrow()
+        return np.sort(got.column(TID).to_numpy())
+
+    def statistics(self, groups: SparkGroups) -> Any:
+        from facet.engine.spark.statistics import SparkStatistics
+
+        if self._stats is None:
+            self._stats = SparkStatistics(self)
+        return self._stats.for_dc(groups.dc)
+
+    def refine(self, groups: SparkGroups, stage: Stage) -> SparkGroups:
+        key = groups.key
+        if key is None and not groups.done:
+            key = _spread_key(stage)
+        return replace(groups, key=key, done=[*groups.done, stage])
+
+    def count(self, plan: Plan, groups: SparkGroups) -> tuple[int, int]:
+        from pyspark.sql import functions as F  # noqa: N812
+
+        job, spread = self._job("count", plan, groups, None)
+        out = spread.frame.groupBy(TASK).applyInArrow(self.task_function(job), ddl(COUNT_SCHEMA))
+        out = out.persist()
+        try:
+            totals = out.agg(
+                F.sum("violations").alias("v"),
+                F.sum(F.when(F.col("tids").isNull(), F.col("rows"))).alias("r"),
+            ).collect()[0]
+            shared = (
+                out.where(F.col("tids").isNotNull())
+                .select(F.explode("tids").alias("t"))
+                .agg(F.count_distinct("t").alias("r"))
+                .collect()[0]
+            )
+        finally:
+            out.unpersist()
+        return int(totals["v"] or 0), int(totals["r"] or 0) + int(shared["r"] or 0)
+
+    def pairs(
+        self, plan: Plan, groups: SparkGroups, stages: list[Stage] | None = None
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        job, spread = self._job("pairs", plan, groups, stages)
+        out = spread.frame.groupBy(TASK).applyInArrow(self.task_function(job), ddl(PAIRS_SCHEMA))
+        for batch in _batches(out):
+            if batch.num_rows:
+                yield batch.column(0).to_numpy(), batch.column(1).to_numpy()
+
+    def blocks(
+        self, plan: Plan, groups: SparkGroups, stages: list[Stage] | None = None
+    ) -> Iterator[Any]:
+        job, spread = self._job("blocks", plan, groups, stages)
+        out = spread.frame.groupBy(TASK).applyInArrow(self.task_function(job), ddl(BLOCKS_SCHEMA))
+        for batch in _batches(out):
+            if batch.num_rows:
+                yield _lists(batch.column(0)), _lists(batch.column(1))
+
+    def task_function(self, job: PairJob) -> Any:
+        """The function every task of ``job`` runs (a test wraps it to fail once)."""
+        return pair_task(self.spec, job)
+
+    def task_rows(self, plan: Plan, groups: SparkGroups) -> list[int]:
+        """Rows each task of a count of ``plan`` gets, largest first: the
+        per-task work a skewed key is spread into."""
+        from pyspark.sql import functions as F  # noqa: N812
+
+        _, spread = self._job("count", plan, groups, None)
+        sizes = spread.frame.groupBy(TASK).agg(F.count(F.lit(1)).alias("n")).collect()
+        return sorted((int(r["n"]) for r in sizes), reverse=True)
+
+    # ------------------------------------------------------------------ spreading
+
+    def _job(
+        self, output: str, plan: Plan, groups: SparkGroups, stages: list[Stage] | None
+    ) -> tuple[PairJob, Spread]:
+        key = groups.key
+        todo = plan.stages if stages is None else stages
+        if key is None and not groups.done and todo:
+            key = _spread_key(todo[0])
+        spread = self._spread(groups.dc, key)
+        job = PairJob(output, groups.dc, plan, list(groups.done), stages, spread.exclusive)
+        return job, spread
+
+    def _spread(self, dc: int, key: tuple[str, str] | None) -> Spread:
+        """Rows with ``_facet_task`` and side flags for DC ``dc``'s pair work."""
+        from pyspark.sql import functions as F  # noqa: N812
+
+        frame = self.table.frame
+        n = self.rows
+        tasks = max(1, self.tasks)
+        limit = max(math.ceil(n / tasks), self.config.spark_split_rows)
+        if key is None:
+            s = max(1, round(math.sqrt(tasks))) if n > limit else 1
+            rows = frame.withColumn("_facet_k", F.lit(0).cast("long"))
+            rows = rows.withColumn(LEFT, F.lit(True)).withColumn(RIGHT, F.lit(True))
+            heavy = [(0, s)]
+            spread = self._blocks(rows, heavy, tasks_base=0, light_tasks=0)
+            self._record(dc, None, s * s, n)
+            return Spread(spread, exclusive=s == 1, tasks=s * s)
+        a, b = key
+        schema = _with_keys(frame.schema)
+        keyed = frame.mapInArrow(keyed_job(self.spec, a, b), schema)
+        lefts = keyed.where(F.col(KEY_L).isNotNull()).select(
+            F.col(KEY_L).alias("_facet_k"),
+            *[c for c in frame.columns],
+            F.lit(True).alias(LEFT),
+            F.lit(a == b).alias(RIGHT),
+        )
+        rows = lefts
+        if a != b:
+            rights = keyed.where(F.col(KEY_R).isNotNull()).select(
+                F.col(KEY_R).alias("_facet_k"),
+                *[c for c in frame.columns],
+                F.lit(False).alias(LEFT),
+                F.lit(True).alias(RIGHT),
+            )
+            rows = lefts.unionByName(rights)
+        rows = rows.persist()
+        counts = (
+            rows.groupBy("_facet_k")
+            .agg(F.count(F.lit(1)).alias("n"))
+            .where(F.col("n") > limit)
+            .collect()
+        )
+        heavy = [(int(r["_facet_k"]), math.ceil(int(r["n"]) / limit)) for r in counts]
+        heavy.sort()
+        frame_out = self._blocks(rows, heavy, tasks_base=tasks, light_tasks=tasks)
+        self._record(dc, key, tasks + sum(s * s for _, s in heavy), n)
+        return Spread(frame_out, exclusive=a == b and not heavy, tasks=tasks)
+
+    def _blocks(self, rows: Any, heavy: list[tuple[int, int]], tasks_base: int, light_tasks: int):
+        """Task ids: light keys hash to ``0..light_tasks-1``; heavy key ``k`` with
+        ``s`` sub-blocks owns tasks ``base_k + i*s + j`` for sub-blocks ``(i, j)``."""
+        from pyspark.sql import functions as F  # noqa: N812
+
+        keep = [c for c in rows.columns if c not in ("_facet_k",)]
+        if not heavy:
+            return rows.withColumn(TASK, F.pmod(F.col("_facet_k"), F.lit(light_tasks))).select(
+                TASK, *keep
+            )
+        table = []
+        base = tasks_base
+        for k, s in heavy:
+            table.append((k, base, s))
+            base += s * s
+        spark = rows.sparkSession
+        heavy_df = spark.createDataFrame(table, "_facet_hk long, _facet_base long, _facet_s long")
+        joined = rows.join(F.broadcast(heavy_df), F.col("_facet_k") == F.col("_facet_hk"), "left")
+        light = joined.where(F.col("_facet_base").isNull())
+        light = light.withColumn(TASK, F.pmod(F.col("_facet_k"), F.lit(max(light_tasks, 1))))
+        big = joined.where(F.col("_facet_base").isNotNull())
+        sub = F.pmod(F.col(TID), F.col("_facet_s"))
+        big = big.withColumn("_facet_sub", sub).withColumn(
+            "_facet_j", F.explode(F.sequence(F.lit(0).cast("long"), F.col("_facet_s") - 1))
+        )
+        s, i, j, base_c = (
+            F.col("_facet_s"),
+            F.col("_facet_sub"),
+            F.col("_facet_j"),
+            F.col("_facet_base"),
+        )
+        as_left = big.where(F.col(LEFT)).select(
+            (base_c + i * s + j).alias(TASK),
+            *[F.col(c) for c in keep if c not in (LEFT, RIGHT)],
+            F.lit(True).alias(LEFT),
+            F.lit(False).alias(RIGHT),
+        )
+        as_right = big.where(F.col(RIGHT)).select(
+            (base_c + j * s + i).alias(TASK),
+            *[F.col(c) for c in keep if c not in (LEFT, RIGHT)],
+            F.lit(False).alias(LEFT),
+            F.lit(True).alias(RIGHT),
+        )
+        light = light.select(TASK, *keep)
+        return light.unionByName(as_left).unionByName(as_right)
+
+    def _record(self, dc: int, key: Any, tasks: int, rows: int) -> None:
+        self.work.append({"dc": dc, "key": key, "tasks": tasks, "rows": rows})
+
+
+def _spread_key(stage: Stage) -> tuple[str, str] | None:
+    """The equality a stage lets the pairs be spread by, if it is one."""
+    if stage.algorithm != "equality" or len(stage.preds) != 1:
+        return None
+    p = stage.preds[0]
+    return (p.a, p.b) if p.cls == EQUALITY else None
+
+
+def _with_keys(schema: Any) -> Any:
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    return StructType(
+        [*schema.fields, StructField(KEY_L, LongType(), True), StructField(KEY_R, LongType(), True)]
+    )
+
+
+def _batches(frame: Any) -> Iterator[pa.RecordBatch]:
+    """A result frame's rows as Arrow batches on the driver, partition by
+    partition (``toLocalIterator``'s bounded memory where the session has it)."""
+    yield from frame.toArrow().to_batches()
+
+
+def _lists(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A list column as ``(offsets from 0, values)``."""
+    offsets = np.asarray(arr.offsets, np.int64)
+    return offsets - offsets[0], arr.flatten().to_numpy()

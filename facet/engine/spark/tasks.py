@@ -1,0 +1,369 @@
+"""What runs inside Spark's Python workers: the local pipeline on a task's rows.
+
+Every function here takes Arrow data and returns Arrow data; none imports
+pyspark.  The driver pickles a :class:`TaskSpec` (the DCs, the typing it
+decided for the whole table, the config) into the closures it hands Spark.
+
+A task's rows carry their tid (``_facet_tid``: the row's position in the
+input) and, for pair work, the side flags ``_facet_l`` / ``_facet_r``: the
+task's initial pairs are ``(L, R)`` (a row may be on both sides, and may come
+twice, once per side: the flags of one tid are merged).  Codes are the task's
+own (each task encodes its rows); the typing is the table's, so every task
+compares values alike (docs/semantics.md §4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from facet.column_types import ColumnUse
+from facet.encoding import EncodedTable, component_arrays, encode
+from facet.engine.filters import filter_mask
+from facet.engine.groups import Groups
+from facet.engine.local import LocalEngine
+from facet.engine.statistics import value_hashes
+from facet.kernels.expand import sides_to_lists
+from facet.kernels.hashing import hash_words, mix64_array
+from facet.language.ast import DC
+from facet.language.normalize import NormalDC, normalize
+from facet.loading import Source
+from facet.planner.config import Config
+from facet.planner.plan import Plan, Stage
+
+TID = "_facet_tid"
+LEFT = "_facet_l"
+RIGHT = "_facet_r"
+TASK = "_facet_task"
+KEY_L = "_facet_kl"
+KEY_R = "_facet_kr"
+#: columns the engine adds to a table's rows
+INTERNAL = (TID, LEFT, RIGHT, TASK, KEY_L, KEY_R)
+
+_NUMBER_KINDS = ("int", "float", "decimal", "bool")
+
+
+@dataclass
+class TaskSpec:
+    """What every task of a run needs: how to type and encode rows, and the DCs."""
+
+    name: str
+    #: CSV text (typed by the DCs) or typed input
+    text: bool
+    all_columns: list[str]
+    dcs: list[DC]
+    use: ColumnUse
+    #: column -> kind for every task (the user's ``schema`` plus the driver's
+    #: CSV typing decisions): one typing for the whole table
+    schema: dict[str, str]
+    config: Config
+    normal: list[NormalDC] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.normal:
+            self.normal = [normalize(d) for d in self.dcs]
+
+
+# ------------------------------------------------------------------ typing and encoding
+
+
+def source_of(table: pa.Table, spec: TaskSpec) -> Source:
+    """The used columns of a task's rows as a :class:`Source`: for CSV text an
+    empty string is NULL, quoted or not (docs/semantics.md §4.2)."""
+    cols = {}
+    for c in spec.use.columns:
+        arr = table.column(c).combine_chunks()
+        if spec.text and (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+            empty = pc.equal(arr, "")
+            if pc.any(empty).as_py():
+                arr = pc.if_else(empty, pa.nulls(len(arr), arr.type), arr)
+        cols[c] = arr
+    return Source(
+        pa.table(cols) if cols else pa.table({}), spec.name, spec.text, spec.all_columns,
+        table.num_rows,
+    )  # fmt: skip
+
+
+def encode_rows(table: pa.Table, spec: TaskSpec) -> EncodedTable:
+    return encode(source_of(table, spec), spec.use, spec.schema, spec.config)
+
+
+def key_hashes(typed: pa.Array, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """A 64-bit key per row such that equal values (by docs/semantics.md §4:
+    5 = 5.0 across int, float and decimal columns) get equal keys, and whether
+    the row has one (NULL has none).  Unequal values may share a key: a key
+    only sends rows to a task, where equality is checked exactly."""
+    n = len(typed)
+    if kind == "null" or n == 0:
+        return np.zeros(n, np.int64), np.zeros(n, bool)
+    valid = ~np.asarray(typed.is_null().to_numpy(zero_copy_only=False), bool)
+    if kind in _NUMBER_KINDS:
+        f = pc.cast(typed, pa.float64(), safe=False)
+        x = np.asarray(pc.fill_null(f, 0.0).to_numpy(zero_copy_only=False), np.float64) + 0.0
+        h = hash_words(np.ascontiguousarray(x).view(np.uint64))
+    else:
+        filled = pc.fill_null(typed, pa.scalar("", typed.type)) if kind == "text" else typed
+        if pa.types.is_string_view(filled.type) or pa.types.is_binary_view(filled.type):
+            filled = filled.cast(pa.large_binary())
+        h = value_hashes(filled)
+    return np.asarray(h).view(np.int64), valid
+
+
+def typed_columns(table: pa.Table, spec: TaskSpec, names: list[str]) -> dict[str, tuple]:
+    """``name -> (typed array, kind)`` for each of ``names``, typed with its
+    component as the encoder types it."""
+    source = source_of(table, spec)
+    out: dict[str, tuple] = {}
+    for comp in spec.use.components:
+        if not any(c in names for c in comp.columns):
+            continue
+        typed, kind, _ = component_arrays(comp, source, spec.schema, spec.use)
+        for c in comp.columns:
+            if c in names:
+                out[c] = (typed[c], kind)
+    return out
+
+
+def combined_keys(table: pa.Table, spec: TaskSpec, names: tuple[str, ...]) -> np.ndarray:
+    """One key per row over several columns, for rows where none is NULL."""
+    typed = typed_columns(table, spec, list(names))
+    h = np.zeros(table.num_rows, np.uint64)
+    ok = np.ones(table.num_rows, bool)
+    for c in names:
+        k, valid = key_hashes(*typed[c])
+        h = mix64_array(h * np.uint64(0x9E3779B97F4A7C15) ^ k.view(np.uint64))
+        ok &= valid
+    return h[ok].view(np.int64)
+
+
+# ------------------------------------------------------------------ mapInArrow jobs
+
+
+def text_facts_job(spec: TaskSpec, columns: list[str]) -> Callable:
+    """Per batch and column: non-empty values, numbers, ISO dates, all whole --
+    what CSV typing decides from, merged over the table by the driver."""
+    from facet.column_types import TextColumn
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            source = source_of(pa.Table.from_batches([batch]), spec)
+            rows: dict[str, list] = {k: [] for k in ("column", "nonempty", "n_num", "n_iso")}
+            rows["integral"] = []
+            for c in columns:
+                t = TextColumn(source.table.column(c).combine_chunks())
+                rows["column"].append(c)
+                rows["nonempty"].append(t.nonempty)
+                rows["n_num"].append(t.n_num)
+                rows["n_iso"].append(t.n_iso)
+                rows["integral"].append(bool(t.integral))
+            yield pa.RecordBatch.from_pydict(rows, schema=TEXT_FACTS_SCHEMA)
+
+    return run
+
+
+TEXT_FACTS_SCHEMA = pa.schema(
+    [("column", pa.string()), ("nonempty", pa.int64()), ("n_num", pa.int64()),
+     ("n_iso", pa.int64()), ("integral", pa.bool_())]
+)  # fmt: skip
+
+
+def keyed_job(spec: TaskSpec, a: str, b: str) -> Callable:
+    """The rows with their key as ``t`` (column ``a``) and as ``t'`` (``b``)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            table = pa.Table.from_batches([batch])
+            typed = typed_columns(table, spec, [a, b])
+            out = batch
+            for name, col in ((KEY_L, a), (KEY_R, b)):
+                k, valid = key_hashes(*typed[col])
+                out = out.append_column(name, pa.array(k, pa.int64(), mask=~valid))
+            yield out
+
+    return run
+
+
+def sides_job(spec: TaskSpec, dc: int) -> Callable:
+    """Rows passing the left and the right row filters of DC ``dc``, per batch."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        nd = spec.normal[dc]
+        for batch in batches:
+            enc = encode_rows(pa.Table.from_batches([batch]), spec)
+            counts = []
+            for side in (0, 1):
+                m = filter_mask(enc, nd.side_filters(side))
+                counts.append(enc.n if m is None else int(np.count_nonzero(m)))
+            yield pa.RecordBatch.from_pydict(
+                {"left": [counts[0]], "right": [counts[1]]}, schema=SIDES_SCHEMA
+            )
+
+    return run
+
+
+SIDES_SCHEMA = pa.schema([("left", pa.int64()), ("right", pa.int64())])
+
+
+def single_rows_job(spec: TaskSpec, dc: int) -> Callable:
+    """The tids of the rows that break single-tuple DC ``dc``."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        nd = spec.normal[dc]
+        for batch in batches:
+            table = pa.Table.from_batches([batch])
+            enc = encode_rows(table, spec)
+            m = filter_mask(enc, list(nd.filters))
+            tids = table.column(TID).to_numpy()
+            hit = tids if m is None else tids[m]
+            yield pa.RecordBatch.from_arrays([pa.array(hit, pa.int64())], [TID])
+
+    return run
+
+
+def sample_job(rate: float) -> Callable:
+    """The rows of the tid sample: tids whose hash is below ``rate`` of the hash
+    range (the local statistics' sample, docs/architecture.md "Planner")."""
+    cut = np.uint64(min(int(rate * 2.0**64), 2**64 - 1))
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            tids = batch.column(TID).to_numpy().astype(np.uint64)
+            keep = mix64_array(tids) < cut
+            if keep.any():
+                yield batch.filter(pa.array(keep))
+
+    return run
+
+
+def distinct_keys_job(spec: TaskSpec, names: tuple[str, ...]) -> Callable:
+    """The distinct keys of ``names`` per batch (their count over the table is
+    the exact number of distinct non-NULL combinations, up to hash collisions)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            keys = np.unique(combined_keys(pa.Table.from_batches([batch]), spec, names))
+            yield pa.RecordBatch.from_arrays([pa.array(keys, pa.int64())], ["key"])
+
+    return run
+
+
+# ------------------------------------------------------------------ pair work
+
+
+@dataclass
+class PairJob:
+    """What one applyInArrow call does with a task's rows."""
+
+    #: "count", "pairs" or "blocks"
+    output: str
+    dc: int
+    plan: Plan
+    #: stages run before ``stages`` (refinements asked for one by one)
+    done: list[Stage]
+    #: the stages to run (None: the plan's)
+    stages: list[Stage] | None
+    #: every row is in one task only: counts of rows involved add up
+    exclusive: bool
+
+
+COUNT_SCHEMA = pa.schema(
+    [("violations", pa.int64()), ("rows", pa.int64()), ("tids", pa.list_(pa.int64()))]
+)
+PAIRS_SCHEMA = pa.schema([("t1", pa.int64()), ("t2", pa.int64())])
+BLOCKS_SCHEMA = pa.schema([("t1", pa.list_(pa.int64())), ("t2", pa.list_(pa.int64()))])
+
+
+def ddl(schema: pa.Schema) -> str:
+    """An Arrow schema of the types above as Spark's DDL string."""
+    names = {pa.int64(): "bigint", pa.bool_(): "boolean", pa.string(): "string"}
+
+    def one(t: pa.DataType) -> str:
+        if pa.types.is_list(t) or pa.types.is_large_list(t):
+            return f"array<{one(t.value_type)}>"
+        return names[t]
+
+    return ", ".join(f"`{f.name}` {one(f.type)}" for f in schema)
+
+
+def task_groups(table: pa.Table, spec: TaskSpec, dc: int) -> tuple[LocalEngine, Groups, np.ndarray]:
+    """The local engine over a task's rows (one row per tid), its initial pairs
+    ``(L, R)`` cut by the DC's row filters, and the rows' tids."""
+    tids = table.column(TID).to_numpy()
+    left = np.asarray(table.column(LEFT).to_numpy(zero_copy_only=False), bool)
+    right = np.asarray(table.column(RIGHT).to_numpy(zero_copy_only=False), bool)
+    if len(tids) > 1:
+        uniq, first, inverse = np.unique(tids, return_index=True, return_inverse=True)
+        if len(uniq) < len(tids):  # a row sent once per side: merge its flags
+            lm = np.zeros(len(uniq), bool)
+            rm = np.zeros(len(uniq), bool)
+            np.logical_or.at(lm, inverse, left)
+            np.logical_or.at(rm, inverse, right)
+            table = table.take(pa.array(first))
+            tids, left, right = uniq, lm, rm
+    enc = encode_rows(table, spec)
+    engine = LocalEngine(enc, spec.config)
+    nd = spec.normal[dc]
+    m0 = filter_mask(enc, nd.side_filters(0))
+    m1 = filter_mask(enc, nd.side_filters(1))
+    lsel = left if m0 is None else left & m0
+    rsel = right if m1 is None else right & m1
+    ls = np.flatnonzero(lsel)
+    if np.array_equal(lsel, rsel):
+        groups = Groups.pair(ls)
+    else:
+        groups = Groups.pair(ls, np.flatnonzero(rsel))
+    return engine, groups, np.asarray(tids, np.int64)
+
+
+def pair_task(spec: TaskSpec, job: PairJob) -> Callable[[pa.Table], pa.Table]:
+    """The applyInArrow function of one DC's pair work."""
+
+    def run(table: pa.Table) -> pa.Table:
+        engine, groups, tids = task_groups(table, spec, job.dc)
+        for stage in job.done:
+            groups = engine.refine(groups, stage)
+        if job.output == "count":
+            for stage in job.plan.stages if job.stages is None else job.stages:
+                groups = engine.refine(groups, stage)
+            deg = engine.count_sink(job.plan, groups)
+            involved = (deg.left > 0) | (deg.right > 0)
+            rows = int(np.count_nonzero(involved))
+            listed = None if job.exclusive else [tids[np.flatnonzero(involved)]]
+            return pa.table(
+                {
+                    "violations": pa.array([deg.violations], pa.int64()),
+                    "rows": pa.array([rows], pa.int64()),
+                    "tids": pa.array(listed or [None], pa.list_(pa.int64())),
+                },
+                schema=COUNT_SCHEMA,
+            )
+        if job.output == "pairs":
+            t1s, t2s = [], []
+            for t1, t2 in engine.pairs(job.plan, groups, job.stages):
+                t1s.append(tids[t1])
+                t2s.append(tids[t2])
+            t1 = np.concatenate(t1s) if t1s else np.empty(0, np.int64)
+            t2 = np.concatenate(t2s) if t2s else np.empty(0, np.int64)
+            return pa.table({"t1": t1, "t2": t2}, schema=PAIRS_SCHEMA)
+        lefts, rights = [], []
+        for g in engine.blocks(job.plan, groups, job.stages):
+            if len(g) == 0:
+                continue
+            for side, out in ((0, lefts), (4, rights)):
+                offsets, values = sides_to_lists(g.buf, g.desc, side)
+                out.append(
+                    pa.ListArray.from_arrays(
+                        pa.array(offsets.astype(np.int32)), pa.array(tids[values])
+                    )
+                )
+        if not lefts:
+            return BLOCKS_SCHEMA.empty_table()
+        return pa.table(
+            {"t1": pa.concat_arrays(lefts), "t2": pa.concat_arrays(rights)}, schema=BLOCKS_SCHEMA
+        )
+
+    return run

@@ -1,0 +1,250 @@
+"""The Spark engine gives the local engine's answers (facet/engine/spark/).
+
+On the session-scoped ``local[2]`` SparkSession of ``tests/conftest.py``:
+random tables and DCs of every shape against ``tests/naive.py`` with tiny
+split thresholds (so heavy keys and row blocks are cut into sub-blocks),
+every ``data/`` rules file against the local engine, tables loaded by Spark
+against facet's loader, a skewed key spread into bounded tasks.  In their own
+processes: the CLI, Spark Connect, ``local-cluster`` (two executor JVMs) and a
+task that fails once and is retried.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import facet
+from facet.api import load_dcs, open_session
+from facet.column_types import analyze
+from facet.engine.spark.table import spark_table
+from facet.loading import load
+from facet.planner.config import Config
+from tests.naive import naive_pairs
+from tests.strategies import dcs, tables
+
+ROOT = Path(__file__).resolve().parent.parent
+TAX = ROOT / "data" / "tax" / "tax_dirty_0010k.csv"
+PROPERTY = settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+
+def _dirtiest(folder: Path) -> list[Path]:
+    """The data file a folder's rules are checked on: its dirty one (the tax rules:
+    the 10k-row sample), else its only or first CSV."""
+    files = sorted(folder.glob("*.csv"))
+    dirty = [f for f in files if "dirty" in f.name]
+    return (dirty or files)[:1]
+
+
+#: every data/rules pair
+PAIRS = sorted(
+    (csv, rules)
+    for folder in (ROOT / "data").rglob("*")
+    if folder.is_dir()
+    for rules in folder.glob("*.txt")
+    if "rules" in rules.name or "constraints" in rules.name
+    for csv in _dirtiest(folder)
+)
+
+
+def _pairs(table: pa.Table, dc: int) -> set:
+    sub = table.filter(pa.compute.equal(table.column("dc"), dc))
+    return set(zip(sub.column("t1").to_pylist(), sub.column("t2").to_pylist(), strict=True))
+
+
+@PROPERTY
+@given(data=st.data())
+def test_random_tables_and_dcs_equal_naive(spark, data):
+    table, kinds = data.draw(tables(max_rows=40))
+    dc = data.draw(dcs(kinds))
+    config = Config(
+        spark_split_rows=data.draw(st.integers(1, 8)), spark_tasks=data.draw(st.integers(1, 5))
+    )
+    want = naive_pairs(table, dc)
+    res = facet.detect(table, dcs=[dc], engine="spark", output="pairs", config=config)
+    got = res.dcs[0]
+    assert got.violations == len(want), dc.canonical()
+    if dc.arity == 1:
+        assert set(res.pairs().column("t1").to_pylist()) == want
+        return
+    assert got.rows_involved == len({t for p in want for t in p}), dc.canonical()
+    assert _pairs(res.pairs(), 0) == want, dc.canonical()
+    blocks = facet.detect(table, dcs=[dc], engine="spark", output="blocks", config=config)
+    listed = set()
+    for left, right in zip(
+        blocks.blocks().column("t1").to_pylist(), blocks.blocks().column("t2").to_pylist()
+    ):
+        listed.update((a, b) for a in left for b in right if a != b)
+    assert listed == want, dc.canonical()
+
+
+@pytest.mark.parametrize(("csv", "rules"), PAIRS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_rules_file_counts_as_the_local_engine(spark, csv, rules):
+    local = facet.detect(csv, rules)
+    dist = facet.detect(csv, rules, engine="spark", config=Config(spark_split_rows=2_000))
+    assert dist.engine == "spark"
+    got = [(d.dc, d.violations, d.rows_involved) for d in dist.dcs]
+    assert got == [(d.dc, d.violations, d.rows_involved) for d in local.dcs]
+
+
+def test_pairs_equal_the_local_engine_on_tax(spark):
+    rules = ["not(t.state = t'.state and t.salary > t'.salary and t.rate < t'.rate)",
+             "zip -> city", "not(t.zip = t'.zip and t.salary != t'.salary)"]  # fmt: skip
+    local = facet.detect(TAX, dcs=rules, output="pairs")
+    dist = facet.detect(TAX, dcs=rules, output="pairs", engine="spark",
+                        config=Config(spark_split_rows=500))  # fmt: skip
+    for i in range(len(rules)):
+        assert _pairs(dist.pairs(), i) == _pairs(local.pairs(), i)
+
+
+@pytest.mark.parametrize("csv", sorted({c for c, _ in PAIRS}), ids=lambda p: p.name)
+def test_spark_reads_csv_as_the_local_loader(spark, csv):
+    """Same rows, same order (tids), same text, NULL for every empty field."""
+    local = load(csv).table
+    dcs = [f"not(t.`{c}` = t'.`{c}`)" for c in local.column_names]
+    use = analyze(load_dcs(dcs=dcs))
+    table = spark_table(spark, csv, use, {})
+    got = table.frame.toArrow().sort_by("_facet_tid")
+    assert table.rows == local.num_rows
+    assert got.column("_facet_tid").to_pylist() == list(range(local.num_rows))
+    for c in local.column_names:
+        values = [None if v == "" else v for v in got.column(c).to_pylist()]
+        assert values == local.column(c).to_pylist(), c
+
+
+def test_a_key_with_30_percent_of_the_rows_is_spread(spark):
+    n = 60_000
+    rng = np.random.default_rng(7)
+    key = np.where(rng.random(n) < 0.3, 0, rng.integers(1, 5_000, n))
+    table = pa.table({"k": key, "v": rng.integers(0, 1_000, n), "w": rng.integers(0, 50, n)})
+    dc = "not(t.k = t'.k and t.v < t'.v and t.w > t'.w)"
+    config = Config(spark_split_rows=4_000, spark_tasks=4)
+    opened = open_session(table, dcs=[dc], engine="spark", config=config)
+    session = opened.session
+    sizes = session.engine.task_rows(session.plan(0), session.initial(0))
+    # a task's share: max(rows / tasks, spark_split_rows) = 15,000 rows.  The heavy key
+    # (about 18,000 rows) alone would be one task of 18,000^2 candidate pairs; cut in
+    # 2 sub-blocks it is 4 tasks of one sub-block per side, at most 2 x 15,000 rows
+    share = max(-(-n // 4), 4_000)
+    assert len(sizes) == 4 + 4  # 4 tasks of light keys, 2 x 2 of the heavy one
+    assert max(sizes) <= 2 * share
+    heavy = int(np.count_nonzero(key == 0))
+    assert heavy > share and sorted(sizes)[-4:] != [2 * heavy] * 4
+    local = facet.detect(table, dcs=[dc]).dcs[0]
+    assert session.count(0) == (local.violations, local.rows_involved)
+
+
+# ------------------------------------------------------------------ own processes
+
+
+def _run_python(code: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT,
+    )  # fmt: skip
+
+
+def test_cli_engine_spark_gives_the_local_counts():
+    rules = ROOT / "data" / "tax" / "dc_rules.txt"
+    cmd = [sys.executable, "-m", "facet", "detect", str(TAX), "--rules", str(rules),
+           "--format", "json", "--exit-zero"]  # fmt: skip
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    local = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    proc = subprocess.run(
+        [*cmd, "--engine", "spark", "--master", "local[2]"],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dist = json.loads(proc.stdout)
+    assert dist["engine"] == "spark"
+    assert [(d["violations"], d["rows_involved"]) for d in dist["dcs"]] == [
+        (d["violations"], d["rows_involved"]) for d in local["dcs"]
+    ]
+    assert "Traceback" not in proc.stderr
+
+
+def test_cli_bad_input_on_spark_is_one_line():
+    proc = subprocess.run(
+        [sys.executable, "-m", "facet", "detect", str(TAX), "--dc", "not(t.nope = t'.zip)",
+         "--engine", "spark", "--master", "local[1]"],
+        capture_output=True, text=True, timeout=600,
+        env=dict(os.environ, PYSPARK_PYTHON=sys.executable),
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("facet: error: ") and "unknown column 'nope'" in proc.stderr
+    assert "Traceback" not in proc.stderr and "at org.apache" not in proc.stderr
+
+
+CHECK = """
+    import sys, json, facet
+    from pyspark.sql import SparkSession
+    from facet.planner.config import Config
+    builder = SparkSession.builder
+    spark = (builder.remote(sys.argv[1]) if sys.argv[2] == "connect"
+             else builder.master(sys.argv[1]).config("spark.ui.enabled", "false")).getOrCreate()
+    tax = sys.argv[3]
+    frame = spark.read.option("header", True).csv(tax)
+    dcs = ["zip -> city", "not(t.state = t'.state and t.salary > t'.salary and t.rate < t'.rate)",
+           "not(t.salary > t'.salary and t.rate < t'.rate)"]
+    local = facet.detect(tax, dcs=dcs, schema="salary:int,rate:float")
+    dist = facet.detect(frame, dcs=dcs, schema="salary:int,rate:float",
+                        config=Config(spark_split_rows=3000))
+    print(json.dumps([[d.violations, d.rows_involved] for d in dist.dcs] ==
+                     [[d.violations, d.rows_involved] for d in local.dcs]))
+    spark.stop()
+"""
+
+
+@pytest.mark.parametrize(
+    ("master", "kind"), [("local[2]", "connect"), ("local-cluster[2,1,1024]", "classic")]
+)
+def test_spark_connect_and_two_executor_jvms(master, kind):
+    proc = _run_python(CHECK, master, kind, str(TAX))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().splitlines()[-1] == "true"
+
+
+FAIL_ONCE = """
+    import os, sys, json, facet
+    import facet.engine.spark.tasks
+    from facet.engine.spark.engine import SparkEngine
+    from facet.engine.spark.connect import spark_session
+    marker = sys.argv[1]
+
+    def fail_once(inner):
+        def run(table):
+            if not os.path.exists(marker):
+                open(marker, "w").close()
+                raise RuntimeError("injected task failure")
+            return inner(table)
+        return run
+
+    SparkEngine.task_function = lambda self, job: fail_once(facet.engine.spark.tasks.pair_task(self.spec, job))
+    spark = spark_session("local[2,3]")  # 3 attempts per task
+    dc = ["not(t.state = t'.state and t.salary > t'.salary and t.rate < t'.rate)"]
+    local = facet.detect(sys.argv[2], dcs=dc).dcs[0]
+    dist = facet.detect(sys.argv[2], dcs=dc, engine="spark").dcs[0]
+    print(json.dumps([os.path.exists(marker), dist.violations == local.violations,
+                      dist.rows_involved == local.rows_involved]))
+"""
+
+
+def test_a_task_that_fails_once_is_retried_and_the_count_stays_exact(tmp_path):
+    proc = _run_python(FAIL_ONCE, str(tmp_path / "failed"), str(TAX))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [True, True, True]
