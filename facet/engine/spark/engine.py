@@ -335,8 +335,9 @@ def _with_keys(schema: Any) -> Any:
 
 
 def _batches(frame: Any) -> Iterator[pa.RecordBatch]:
-    """A result frame's rows as Arrow batches on the driver, partition by
-    partition (``toLocalIterator``'s bounded memory where the session has it)."""
+    """A result frame's rows as Arrow batches on the driver.  ``toArrow``
+    collects them all at once: pairs are held in the driver's memory (an
+    executor-side writer for ``--out`` is still to come, see the README)."""
     yield from frame.toArrow().to_batches()
 
 
