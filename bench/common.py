@@ -194,11 +194,13 @@ def run_process(
 
 
 def run_summary(r: ProcResult) -> dict:
-    """What a benchmark run record keeps of every process: status, wall, peak RSS, exit code,
-    1-minute load average before / after."""
+    """What a benchmark run record keeps of every process: status, wall, peak RSS (of the
+    process, and ``group_rss``: the largest sampled sum over its process group, which
+    counts the JVMs and workers a Spark run starts), exit code, 1-minute load average
+    before / after."""
     load1 = [r.extra["load1_start"], r.extra["load1_end"]]
     return {"status": r.status, "wall": r.wall_seconds, "rss": r.peak_rss_bytes,
-            "rc": r.returncode, "load1": load1}  # fmt: skip
+            "group_rss": r.extra.get("sampled_rss"), "rc": r.returncode, "load1": load1}  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------
@@ -376,12 +378,13 @@ def run_facet(
     output: str = "count",
     limit: int | None = None,
     out_root: Path | None = None,
+    extra: tuple[str, ...] = (),
 ) -> dict:
     """One ``facet detect FILE --dc DC --format json --exit-zero`` process under the watchdog:
     ``run_summary`` plus, from its JSON, the DC's ``seconds``, ``violations`` and the rest.
     With ``output`` pairs/blocks, written to a fresh folder under ``out_root`` (default
     ``bench/work/out/``) whose size is recorded, then deleted (partial files included)."""
-    cmd = [exe, "detect", str(file), "--dc", dc, "--format", "json", "--exit-zero"]
+    cmd = [exe, "detect", str(file), "--dc", dc, "--format", "json", "--exit-zero", *extra]
     out_dir = None
     if output != "count":
         out_dir = Path(out_root or REPO / "bench" / "work" / "out") / uuid.uuid4().hex[:12]

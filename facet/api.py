@@ -10,14 +10,14 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
 from facet.column_types import analyze, parse_schema
-from facet.encoding import EncodedTable, encode
+from facet.encoding import encode
 from facet.engine import ENGINES, create_engine
 from facet.engine.multi import MODES, count_all, shared_groups
 from facet.engine.session import Session
@@ -137,7 +137,9 @@ def open_session(
     monitor.start("encode")
     enc = encode(source, use, schema_map, config)
     monitor.end()
-    warnings = list(enc.warnings) + _reinterpretation_warnings(dc_list, enc)
+    warnings = list(enc.warnings) + _reinterpretation_warnings(
+        dc_list, enc.kinds, enc.ordered, enc.from_text
+    )
     for w in warnings:
         if on_warning is not None:
             on_warning(w)
@@ -169,11 +171,15 @@ def _open_spark(
         table.name, table.text, table.all_columns, dc_list, use, table.schema,
         config.but(threads=1),
     )  # fmt: skip
-    for w in table.warnings:
+    ordered = {c: comp.ordered for comp in use.components for c in comp.columns}
+    warnings = list(table.warnings) + _reinterpretation_warnings(
+        dc_list, table.schema, ordered, table.text
+    )
+    for w in warnings:
         if on_warning is not None:
             on_warning(w)
     session = Session(SparkEngine(table, spec, config), dc_list)
-    return Opened(session, table.name, time.perf_counter() - t0, 0.0, 0.0, list(table.warnings))
+    return Opened(session, table.name, time.perf_counter() - t0, 0.0, 0.0, warnings)
 
 
 def explain(
@@ -435,6 +441,8 @@ def _detect(
     if output == "pairs":
         expected = sum(r.violations if limit is None else min(r.violations, limit) for r in results)
     monitor.start("write", expected)
+    if session.engine.capabilities.frames:
+        return _frames_output(run, monitor, session, result, output, out_path, limit, schema_out)
     finals, shared_out = shared_groups(session, mode, output)
     kept: list[pa.RecordBatch] = []
     if out_path is not None:
@@ -561,9 +569,66 @@ def _counts_file(result: Result, path: str) -> Any:
     return w
 
 
-def _reinterpretation_warnings(dcs: list[DC], enc: EncodedTable) -> list[str]:
-    """docs/semantics.md §4.3: warn when one DC's order predicate turns another DC's =/!= column numeric."""
+def _frames_output(
+    run: _Run,
+    monitor: Monitor,
+    session: Session,
+    result: Result,
+    output: str,
+    out_path: str | None,
+    limit: int | None,
+    schema: pa.Schema,
+) -> Result:
+    """Pairs or blocks of an engine that gives them as distributed frames
+    (Spark): written by its workers with ``out``, else collected once."""
+    from facet.engine.spark.outputs import dc_frame, write_frames
+
+    t = time.perf_counter()
+    frames = [dc_frame(session, i, output, limit) for i in range(len(result.dcs))]
+    written = [0] * len(frames)
+
+    def advance(i: int, rows: int) -> None:
+        written[i] += rows
+        monitor.advance(rows if output == "pairs" else 0, i)
+
+    if out_path is not None:
+        run.pending = TableWriter(out_path, schema)
+        write_frames(frames, out_path, schema, run.pending.write, advance)
+    else:
+        table = frames[0]
+        for f in frames[1:]:
+            table = table.unionByName(f)
+        got = table.toArrow()
+        got = pa.Table.from_batches(
+            [pa.RecordBatch.from_arrays([b.column(n).cast(f.type) for n, f in
+                                         zip(schema.names, schema, strict=True)], schema=schema)
+             for b in got.to_batches()],
+            schema=schema,
+        )  # fmt: skip
+        dcs = got.column("dc").to_numpy()
+        for i in range(len(frames)):
+            written[i] = int((dcs == i).sum())
+        if output == "pairs":
+            result._pairs = got
+        else:
+            result._blocks = got
+        result._frame = table
+    seconds = (time.perf_counter() - t) / max(len(frames), 1)
+    for res, w in zip(result.dcs, written, strict=True):
+        res.written = w
+        res.seconds += seconds
+    return result
+
+
+def _reinterpretation_warnings(
+    dcs: list[DC], kinds: Mapping[str, str], ordered: Mapping[str, bool], from_text: bool
+) -> list[str]:
+    """docs/semantics.md §4.3: warn when one DC's order predicate turns another
+    DC's =/!= column of CSV text numeric (``kinds``: each column's type,
+    ``ordered``: whether its component is ordered)."""
     out: list[str] = []
+    if not from_text:
+        return out
     seen: set[str] = set()
     for dc in dcs:
         ordered_here: set[str] = set()
@@ -576,15 +641,14 @@ def _reinterpretation_warnings(dcs: list[DC], enc: EncodedTable) -> list[str]:
             for c in p.columns():
                 if (
                     c.name not in ordered_here
-                    and enc.ordered.get(c.name)
-                    and enc.kinds.get(c.name) in ("int", "float", "timestamp")
+                    and ordered.get(c.name)
+                    and kinds.get(c.name) in ("int", "float", "timestamp")
                     and c.name not in seen
-                    and enc.from_text
                 ):
                     seen.add(c.name)
                     out.append(
                         f"{dc.where()}: column '{c.name}' compares as "
-                        f"{'numbers' if enc.kinds[c.name] != 'timestamp' else 'timestamps'} "
+                        f"{'numbers' if kinds[c.name] != 'timestamp' else 'timestamps'} "
                         "here because another DC orders it with < <= > >=; "
                         "values that differ as text but not as numbers (5 and 5.0, 01907 and 1907) count as equal"
                     )

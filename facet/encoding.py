@@ -243,15 +243,20 @@ def _warn_unparsed(
         return
     bad = (len(raw) - raw.null_count) - (len(parsed) - parsed.null_count)
     if bad:
-        example = _first_unparsed(raw, parsed)
-        what = {
-            "timestamp": "ISO-8601 dates/times",
-            "int": "whole numbers within int64",
-        }.get(kind, "numbers")
-        warnings.append(
-            f"{source.name}: column '{c}': {bad} value{'s' if bad != 1 else ''} "
-            f"not {what} (e.g. {example!r}) read as NULL"
-        )
+        warnings.append(unparsed_warning(source.name, c, kind, bad, _first_unparsed(raw, parsed)))
+
+
+def unparsed_warning(name: str, column: str, kind: str, bad: int, example: str) -> str:
+    """The warning for ``bad`` values of a CSV column that are NULL once read as
+    ``kind`` (``example``: the first of them)."""
+    what = {
+        "timestamp": "ISO-8601 dates/times",
+        "int": "whole numbers within int64",
+    }.get(kind, "numbers")
+    return (
+        f"{name}: column '{column}': {bad} value{'s' if bad != 1 else ''} "
+        f"not {what} (e.g. {example!r}) read as NULL"
+    )
 
 
 def _arrow_type(kind: str) -> pa.DataType:
@@ -478,6 +483,18 @@ def _filled(idx: pa.Array) -> np.ndarray:
     )
 
 
+def counted_exactly(use: ColumnUse) -> set[str]:
+    """The columns whose dictionary is exactly their distinct values (so the
+    statistics know their cardinality exactly): alone in their component and
+    compared with no constant."""
+    with_constants = {col for col, _ in use.constant_use}
+    return {
+        c.columns[0]
+        for c in use.components
+        if len(c.columns) == 1 and c.columns[0] not in with_constants
+    }
+
+
 def encode(
     source: Source,
     use: ColumnUse,
@@ -550,6 +567,7 @@ def encode(
         )
 
     comps = use.components
+    alone = counted_exactly(use)
     if len(comps) > 1 and n >= config.parallel_encode_rows and config.workers > 1:
         # pyarrow and numpy release the GIL: components encode on all cores
         with ThreadPoolExecutor(min(len(comps), config.workers)) as pool:
@@ -564,7 +582,7 @@ def encode(
             ordered[col] = comp.ordered
             domain[col] = len(dictionary)
             values[col] = dictionary
-        if len(comp.columns) == 1 and not consts_of:
+        if len(comp.columns) == 1 and comp.columns[0] in alone:
             distinct[comp.columns[0]] = len(dictionary)
     return EncodedTable(
         n,

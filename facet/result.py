@@ -58,6 +58,8 @@ class Result:
     _pairs: pa.Table | None = None
     _blocks: pa.Table | None = None
     _session: Any = None
+    #: the Spark engine's pairs or blocks as a Spark DataFrame (no ``out``)
+    _frame: Any = None
 
     @property
     def total_violations(self) -> int:
@@ -84,6 +86,16 @@ class Result:
         return d
 
     # --------------------------------------------------------------- pairs / blocks
+
+    def frame(self) -> Any:
+        """On the Spark engine, the pairs ``(dc, t1, t2)`` or blocks ``(dc,
+        block, t1, t2)`` as a Spark DataFrame (lazy: acting on it runs the
+        tasks again), for Spark pipelines that go on from the violations."""
+        if self._frame is None:
+            raise RuntimeError(
+                "frame() needs a run on the Spark engine with output pairs or blocks and no out"
+            )
+        return self._frame
 
     def iter_pairs(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         """Violating pairs as Arrow batches ``(dc, t1, t2)`` (``t2`` NULL for

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -101,6 +102,33 @@ def test_every_rules_file_counts_as_the_local_engine(spark, csv, rules):
     assert got == [(d.dc, d.violations, d.rows_involved) for d in local.dcs]
 
 
+def _plan_only(record: dict) -> dict:
+    """An explain record without the engine's name and timings."""
+    out = {k: v for k, v in record.items() if k != "engine"}
+    out["dcs"] = [{k: v for k, v in d.items() if k != "planning_seconds"} for d in record["dcs"]]
+    return out
+
+
+@pytest.mark.parametrize(("csv", "rules"), PAIRS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_explain_gives_the_local_plan(spark, csv, rules):
+    """Same stages, algorithms, estimates and warnings: the statistics (exact
+    counts, merged HyperLogLog registers, the tid sample) equal the local ones."""
+    local = facet.explain(csv, rules)
+    dist = facet.explain(csv, rules, engine="spark")
+    assert dist["engine"] == "spark"
+    assert _plan_only(dist) == _plan_only(local)
+
+
+def test_explain_gives_the_local_plan_from_the_sample_above_sketch_rows(spark):
+    """Above ``sketch_max_rows`` combinations are estimated from the tid sample."""
+    config = Config(sketch_max_rows=1_000, sample_rate=0.1)
+    rules = ROOT / "data" / "tax" / "dc_rules.txt"
+    local = facet.explain(TAX, rules, config=config)
+    # the sample's estimates, not the sketch's
+    assert _plan_only(local) != _plan_only(facet.explain(TAX, rules))
+    assert _plan_only(facet.explain(TAX, rules, engine="spark", config=config)) == _plan_only(local)
+
+
 def test_pairs_equal_the_local_engine_on_tax(spark):
     rules = ["not(t.state = t'.state and t.salary > t'.salary and t.rate < t'.rate)",
              "zip -> city", "not(t.zip = t'.zip and t.salary != t'.salary)"]  # fmt: skip
@@ -124,6 +152,90 @@ def test_spark_reads_csv_as_the_local_loader(spark, csv):
     for c in local.column_names:
         values = [None if v == "" else v for v in got.column(c).to_pylist()]
         assert values == local.column(c).to_pylist(), c
+
+
+OUT_RULES = [
+    "not(t.state = t'.state and t.salary > t'.salary and t.rate < t'.rate)",
+    "not(t.zip = t'.zip and t.city != t'.city)",
+    "not(t.salary > t'.salary and t.rate < t'.rate and t.single_exemp > t'.single_exemp "
+    "and t.state = 'CA')",
+    "not(t.salary < 40000)",
+]
+
+
+def _expand(blocks: pa.Table) -> set:
+    """``(dc, t1, t2)`` of every pair a blocks table stands for."""
+    out = set()
+    for b in blocks.to_pylist():
+        if b["t2"] is None:
+            out.update((b["dc"], t, None) for t in b["t1"])
+        else:
+            out.update((b["dc"], a, c) for a in b["t1"] for c in b["t2"] if a != c)
+    return out
+
+
+def _triples(pairs: pa.Table) -> set:
+    return set(zip(*[pairs.column(c).to_pylist() for c in ("dc", "t1", "t2")], strict=True))
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_out_files_are_written_by_the_executors(spark, tmp_path, suffix):
+    """Pairs and blocks written through Parquet parts give the local engine's
+    sets; blocks are numbered 0.. per DC; no part file is left behind."""
+    config = Config(spark_split_rows=1_500)
+    for output in ("pairs", "blocks"):
+        local = facet.detect(TAX, dcs=OUT_RULES, output=output)
+        out = tmp_path / f"{output}{suffix}"
+        dist = facet.detect(TAX, dcs=OUT_RULES, output=output, out=out, engine="spark",
+                            config=config)  # fmt: skip
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            f"{o}{suffix}" for o in ("pairs", "blocks")[: 1 + (output == "blocks")]
+        )
+        got = pq.read_table(out) if suffix == ".parquet" else _read_csv_out(out, output)
+        if output == "pairs":
+            assert _triples(got) == _triples(local.pairs())
+            assert [d.written for d in dist.dcs] == [d.violations for d in local.dcs]
+        else:
+            assert _expand(got) == _expand(local.blocks())
+            for i, d in enumerate(dist.dcs):
+                ids = got.filter(pa.compute.equal(got.column("dc"), i)).column("block")
+                assert sorted(ids.to_pylist()) == list(range(d.written))
+
+
+def _read_csv_out(path: Path, output: str) -> pa.Table:
+    import pyarrow.csv as pcsv
+
+    t = pcsv.read_csv(path, convert_options=pcsv.ConvertOptions(strings_can_be_null=True))
+    if output == "pairs":
+        return t.cast(pa.schema([(n, pa.int64()) for n in t.column_names]))
+    lists = {
+        c: pa.array([None if v is None else [int(x) for x in v.split()] for v in
+                     t.column(c).cast(pa.string()).to_pylist()], pa.list_(pa.int64()))
+        for c in ("t1", "t2")
+    }  # fmt: skip
+    return pa.table({"dc": t.column("dc"), "block": t.column("block"), **lists})
+
+
+def test_limit_keeps_the_same_pairs_and_frame_gives_a_dataframe(spark):
+    """``--limit`` keeps the smallest (t1, t2) of each DC, the same every run;
+    without ``out`` the pairs are also a Spark DataFrame."""
+    local = facet.detect(TAX, dcs=OUT_RULES, output="pairs")
+    runs = [facet.detect(TAX, dcs=OUT_RULES, output="pairs", limit=7, engine="spark")
+            for _ in range(2)]  # fmt: skip
+    assert (
+        runs[0]
+        .pairs()
+        .sort_by([("dc", "ascending"), ("t1", "ascending")])
+        .equals(runs[1].pairs().sort_by([("dc", "ascending"), ("t1", "ascending")]))
+    )
+    for i in range(len(OUT_RULES)):
+        want = sorted(p for p in _triples(local.pairs()) if p[0] == i)[:7]
+        assert sorted(p for p in _triples(runs[0].pairs()) if p[0] == i) == want
+    frame = runs[0].frame()
+    assert frame.columns == ["dc", "t1", "t2"]
+    assert frame.count() == sum(min(d.violations, 7) for d in local.dcs)
+    with pytest.raises(RuntimeError, match="frame"):
+        local.frame()
 
 
 def test_a_key_with_30_percent_of_the_rows_is_spread(spark):

@@ -36,6 +36,9 @@ class Capabilities:
     bitmaps: bool = False
     #: spreads work over machines (results gathered from tasks)
     distributed: bool = False
+    #: gives pairs and blocks as distributed frames its workers write
+    #: (``pair_frame``, ``block_frame``, ``single_rows_frame``)
+    frames: bool = False
 
 
 class Engine(ABC):

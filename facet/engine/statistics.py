@@ -196,37 +196,29 @@ class TableStatistics:
         if key in self._multi:
             return self._multi[key]
         t = time.perf_counter()
-        singles = [max(self._single(c), 1.0) for c in names]
+        singles = [self._single(c) for c in key]
         n = self.enc.n
         if n <= self.sketch_max_rows:
-            rows = np.array([self.enc.index[c] for c in names], np.int64)
-            hashes = [self.code_hash(c) for c in names]
-            starts = np.r_[0, np.cumsum([h.size for h in hashes])[:-1]].astype(np.int64)
-            combined = row_hashes(self.enc.codes, rows, np.concatenate(hashes), starts)
-            est = hll_cardinality(hll_registers(combined, self.p), self.p)
+            est = hll_cardinality(self.registers(key), self.p)
         else:
-            est = self._sampled(names, singles)
-        lo = max(singles)
-        hi = float(min(n, np.prod(singles)))
-        est = min(max(est, lo), max(hi, lo))
-        self._multi[key] = est
+            rows = self.sample
+            est = sampled_distinct([self.enc.column(c)[rows] for c in key], n, singles)
+        est = self._multi[key] = clamp_combinations(est, singles, n)
         self.seconds += time.perf_counter() - t
         return est
 
-    def _sampled(self, names: tuple[str, ...], singles: list[float]) -> float:
-        """GEE estimate of distinct combinations from the tid sample."""
-        rows = self.sample
-        s = rows.size
-        if s == 0:
-            return max(singles)
-        cols = np.stack([self.enc.column(c)[rows] for c in names], axis=1)
-        combo = cols[(cols >= 0).all(axis=1)]
-        if combo.shape[0] == 0:
-            return max(singles)
-        _, counts = np.unique(combo, axis=0, return_counts=True)
-        d = counts.size
-        f1 = int(np.count_nonzero(counts == 1))
-        return float(np.sqrt(self.enc.n / s) * f1 + (d - f1))
+    def registers(self, names: tuple[str, ...]) -> np.ndarray:
+        """HyperLogLog++ registers of the distinct non-NULL values of one column
+        or value combinations of several: a function of the values alone, so the
+        registers of a table's parts merge (element-wise maximum) into the
+        table's."""
+        if len(names) == 1:
+            return self.column(names[0]).registers
+        rows = np.array([self.enc.index[c] for c in names], np.int64)
+        hashes = [self.code_hash(c) for c in names]
+        starts = np.r_[0, np.cumsum([h.size for h in hashes])[:-1]].astype(np.int64)
+        combined = row_hashes(self.enc.codes, rows, np.concatenate(hashes), starts)
+        return hll_registers(combined, self.p)
 
     def sample_pairs(self, groups: Groups, preds: tuple[PairPredicate, ...]) -> float:
         """Pairs of the single initial group ``groups`` that satisfy ``preds``
@@ -254,6 +246,31 @@ class TableStatistics:
         count_inequalities(ctx, g, ineqs, nl, nr, 1, deg, Scratch(self.enc.n))
         self.seconds += time.perf_counter() - t
         return deg.violations * (self.enc.n / sample.size) ** 2
+
+
+def sampled_distinct(columns: list[np.ndarray], n: int, singles: list[float]) -> float:
+    """GEE estimate of a table's distinct combinations of several columns from
+    their codes on the tid sample, ``n`` rows in all: ``sqrt(n/s) f1 + (d - f1)``."""
+    s = columns[0].size if columns else 0
+    if s == 0:
+        return max(singles)
+    cols = np.stack(columns, axis=1)
+    combo = cols[(cols >= 0).all(axis=1)]
+    if combo.shape[0] == 0:
+        return max(singles)
+    _, counts = np.unique(combo, axis=0, return_counts=True)
+    d = counts.size
+    f1 = int(np.count_nonzero(counts == 1))
+    return float(np.sqrt(n / s) * f1 + (d - f1))
+
+
+def clamp_combinations(estimate: float, singles: list[float], n: int) -> float:
+    """An estimate of ``|A, B, ...|`` held within what the single columns allow:
+    ``max(|A|, |B|) <= |A, B| <= min(n, |A| |B|)``."""
+    singles = [max(x, 1.0) for x in singles]
+    lo = max(singles)
+    hi = float(min(n, np.prod(singles)))
+    return min(max(estimate, lo), max(hi, lo))
 
 
 class PairStatistics:

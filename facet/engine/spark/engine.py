@@ -89,6 +89,7 @@ class SparkEngine(Engine):
         outputs=frozenset({"count", "pairs", "blocks"}),
         modes=frozenset({"sequential"}),
         distributed=True,
+        frames=True,
     )
 
     def __init__(self, table: SparkTable, spec: TaskSpec, config: Config = DEFAULT) -> None:
@@ -139,8 +140,7 @@ class SparkEngine(Engine):
         return got
 
     def single_rows(self, dc: NormalDC) -> np.ndarray:
-        i = self._index(dc)
-        got = self.table.frame.mapInArrow(single_rows_job(self.spec, i), f"{TID} bigint").toArrow()
+        got = self.single_rows_frame(dc).toArrow()
         return np.sort(got.column(TID).to_numpy())
 
     def statistics(self, groups: SparkGroups) -> Any:
@@ -177,21 +177,34 @@ class SparkEngine(Engine):
             out.unpersist()
         return int(totals["v"] or 0), int(totals["r"] or 0) + int(shared["r"] or 0)
 
+    def pair_frame(self, plan: Plan, groups: SparkGroups, stages: list[Stage] | None = None) -> Any:
+        """The violating pairs as a Spark DataFrame ``(t1, t2)``, not collected."""
+        job, spread = self._job("pairs", plan, groups, stages)
+        return spread.frame.groupBy(TASK).applyInArrow(self.task_function(job), ddl(PAIRS_SCHEMA))
+
+    def block_frame(
+        self, plan: Plan, groups: SparkGroups, stages: list[Stage] | None = None
+    ) -> Any:
+        """The final pairs of tid sets as a Spark DataFrame of tid lists ``(t1, t2)``."""
+        job, spread = self._job("blocks", plan, groups, stages)
+        return spread.frame.groupBy(TASK).applyInArrow(self.task_function(job), ddl(BLOCKS_SCHEMA))
+
+    def single_rows_frame(self, dc: NormalDC) -> Any:
+        """The violating rows of a single-tuple DC as a Spark DataFrame ``(_facet_tid)``."""
+        job = single_rows_job(self.spec, self._index(dc))
+        return self.table.frame.mapInArrow(job, f"{TID} bigint")
+
     def pairs(
         self, plan: Plan, groups: SparkGroups, stages: list[Stage] | None = None
     ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        job, spread = self._job("pairs", plan, groups, stages)
-        out = spread.frame.groupBy(TASK).applyInArrow(self.task_function(job), ddl(PAIRS_SCHEMA))
-        for batch in _batches(out):
+        for batch in _batches(self.pair_frame(plan, groups, stages)):
             if batch.num_rows:
                 yield batch.column(0).to_numpy(), batch.column(1).to_numpy()
 
     def blocks(
         self, plan: Plan, groups: SparkGroups, stages: list[Stage] | None = None
     ) -> Iterator[Any]:
-        job, spread = self._job("blocks", plan, groups, stages)
-        out = spread.frame.groupBy(TASK).applyInArrow(self.task_function(job), ddl(BLOCKS_SCHEMA))
-        for batch in _batches(out):
+        for batch in _batches(self.block_frame(plan, groups, stages)):
             if batch.num_rows:
                 yield _lists(batch.column(0)), _lists(batch.column(1))
 
@@ -335,9 +348,9 @@ def _with_keys(schema: Any) -> Any:
 
 
 def _batches(frame: Any) -> Iterator[pa.RecordBatch]:
-    """A result frame's rows as Arrow batches on the driver.  ``toArrow``
-    collects them all at once: pairs are held in the driver's memory (an
-    executor-side writer for ``--out`` is still to come, see the README)."""
+    """A result frame's rows as Arrow batches on the driver, collected at once
+    (what ``result.pairs()`` keeps anyway; ``--out`` has the executors write
+    instead: :mod:`facet.engine.spark.outputs`)."""
     yield from frame.toArrow().to_batches()
 
 

@@ -1,9 +1,15 @@
-"""The planner's statistics for a table on Spark (paper §6.1).
+"""The planner's statistics for a table on Spark (paper §6.1), equal to the
+local engine's for the same table so that both engines plan alike.
 
-* Cardinalities: the distinct keys of the typed values (the same keys that
-  spread pairs over tasks), found per batch and counted distinct by Spark --
-  exact up to 64-bit hash collisions, as the local engine's dictionary sizes
-  are exact.
+* Single-column cardinality: where the local encoder knows it exactly (a
+  column alone in its component, compared with no constant:
+  :func:`facet.encoding.counted_exactly`) the distinct hashes of the typed
+  values are counted distinct by Spark; elsewhere HyperLogLog++ registers are
+  built per partition as the local statistics build them and merged on the
+  driver by element-wise maximum -- the registers of the whole table.
+* Multi-column cardinality: the same merged registers over the value
+  combinations' hashes up to ``Config.sketch_max_rows`` rows, the GEE estimate
+  on the tid sample above it, clamped as locally.
 * Pair estimates: the local engine's tid sample (tids whose hash is below
   ``Config.sample_rate`` of the hash range -- the same rows the local
   statistics sample) is brought to the driver and counted there by the local
@@ -16,8 +22,17 @@ from typing import Any
 
 import numpy as np
 
-from facet.engine.spark.tasks import TID, distinct_keys_job, encode_rows, sample_job
+from facet.encoding import counted_exactly
+from facet.engine.spark.tasks import (
+    TID,
+    distinct_values_job,
+    encode_rows,
+    registers_job,
+    sample_job,
+)
+from facet.engine.statistics import clamp_combinations, sampled_distinct
 from facet.language.normalize import PairPredicate
+from facet.planner.statistics import hll_cardinality
 
 
 class SparkStatistics:
@@ -25,23 +40,82 @@ class SparkStatistics:
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine
-        self._card: dict[tuple[str, ...], float] = {}
+        self.p = engine.config.hll_p
+        self._single: dict[str, float] = {}
+        self._multi: dict[tuple[str, ...], float] = {}
         self._sample: Any = None
+        #: Spark jobs run for statistics (cardinalities and the sample)
+        self.jobs = 0
 
     def for_dc(self, dc: int) -> DCStatistics:
         return DCStatistics(self, dc)
 
     def cardinality(self, columns: tuple[str, ...]) -> float:
+        names = tuple(dict.fromkeys(columns))
+        if len(names) == 1:
+            return self.single(names[0])
+        key = tuple(sorted(names))
+        got = self._multi.get(key)
+        if got is None:
+            singles = [self.single(c) for c in key]
+            n = self.engine.rows
+            if n <= self.engine.config.sketch_max_rows:
+                est = hll_cardinality(self._registers([key])[0], self.p)
+            else:
+                local, _ = self.sample()
+                enc = local.ctx.enc
+                est = sampled_distinct([enc.column(c) for c in key], n, singles)
+            got = self._multi[key] = clamp_combinations(est, singles, n)
+        return got
+
+    def single(self, name: str) -> float:
+        """One column's distinct non-NULL values; the first call finds them for
+        every column the DCs use, in two Spark jobs."""
+        if not self._single:
+            spec = self.engine.spec
+            exact = counted_exactly(spec.use)
+            names = spec.use.columns
+            self._single.update(self._exact([c for c in names if c in exact]))
+            sketched = [c for c in names if c not in exact]
+            for c, reg in zip(sketched, self._registers([(c,) for c in sketched]), strict=True):
+                self._single[c] = hll_cardinality(reg, self.p)
+        return self._single[name]
+
+    def _exact(self, names: list[str]) -> dict[str, float]:
+        if not names:
+            return {}
         from pyspark.sql import functions as F  # noqa: N812
 
-        key = tuple(sorted(columns))
-        got = self._card.get(key)
-        if got is None:
-            frame = self.engine.table.frame
-            keys = frame.mapInArrow(distinct_keys_job(self.engine.spec, key), "key bigint")
-            row = keys.agg(F.count_distinct("key").alias("d")).collect()[0]
-            got = self._card[key] = float(row["d"] or 0)
+        frame = self.engine.table.frame
+        rows = (
+            frame.mapInArrow(
+                distinct_values_job(self.engine.spec, names), "key bigint, hash bigint"
+            )
+            .groupBy("key")
+            .agg(F.count_distinct("hash").alias("d"))
+            .collect()
+        )
+        self.jobs += 1
+        got = {c: 0.0 for c in names}
+        for r in rows:
+            got[names[int(r["key"])]] = float(r["d"])
         return got
+
+    def _registers(self, keys: list[tuple[str, ...]]) -> list[np.ndarray]:
+        """The table's HyperLogLog++ registers of each key, merged from its partitions'."""
+        merged = [np.zeros(1 << self.p, np.int8) for _ in keys]
+        if not keys:
+            return merged
+        frame = self.engine.table.frame
+        out = frame.mapInArrow(
+            registers_job(self.engine.spec, keys), "key bigint, registers binary"
+        ).toArrow()
+        self.jobs += 1
+        for k, reg in zip(
+            out.column("key").to_pylist(), out.column("registers").to_pylist(), strict=True
+        ):
+            np.maximum(merged[k], np.frombuffer(reg, np.int8), out=merged[k])
+        return merged
 
     def sample(self) -> tuple[Any, np.ndarray]:
         """The local engine over the sampled rows, and their tids."""
@@ -51,6 +125,7 @@ class SparkStatistics:
             frame = self.engine.table.frame
             rate = self.engine.config.sample_rate
             table = frame.mapInArrow(sample_job(rate), frame.schema).toArrow()
+            self.jobs += 1
             table = table.sort_by(TID)
             enc = encode_rows(table, self.engine.spec)
             local = LocalEngine(enc, self.engine.config.but(threads=1))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from facet.column_types import ColumnUse
-from facet.encoding import text_kinds
+from facet.encoding import text_kinds, unparsed_warning
 from facet.engine.spark.tasks import INTERNAL, TEXT_FACTS_SCHEMA, TID, ddl, text_facts_job
 from facet.errors import DataError, FacetInputError
 from facet.loading import Source, load, source_name
@@ -113,7 +113,7 @@ def spark_table(
     if id_column is not None:
         framed = frame.select(F.col(quoted(id_column)).cast("long").alias(TID), *cols)
     else:
-        framed = _with_dense_tids(frame.select(*cols), F)
+        framed = with_dense_ids(frame.select(*cols), TID)
     framed = framed.persist()
     rows = framed.count()
     table = SparkTable(framed, name, text, all_columns, rows, dict(schema), [])
@@ -146,9 +146,11 @@ def _check_columns(
         raise unknown(id_column, "id_column")
 
 
-def _with_dense_tids(frame: Any, F: Any) -> Any:  # noqa: N803
-    """``frame`` with ``_facet_tid``: its rows' positions, 0..n-1, computed from
+def with_dense_ids(frame: Any, column: str) -> Any:
+    """``frame`` with ``column``: its rows' positions, 0..n-1, computed from
     per-partition row counts (no row goes through one partition)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
     mid = "_facet_mid"
     tagged = frame.withColumn(mid, F.monotonically_increasing_id())
     part = F.shiftright(F.col(mid), 33)
@@ -159,13 +161,13 @@ def _with_dense_tids(frame: Any, F: Any) -> Any:  # noqa: N803
         offsets.append((int(row["p"]), start))
         start += int(row["n"])
     if not offsets:
-        return tagged.withColumn(TID, F.col(mid)).drop(mid)
+        return tagged.withColumn(column, F.col(mid)).drop(mid)
     spark = frame.sparkSession
     starts = spark.createDataFrame(offsets, "p long, s long")
     local = F.col(mid).bitwiseAND(F.lit((1 << 33) - 1))
     return (
         tagged.join(F.broadcast(starts), part == F.col("p"))
-        .withColumn(TID, F.col("s") + local)
+        .withColumn(column, F.col("s") + local)
         .drop(mid, "p", "s")
     )
 
@@ -176,6 +178,9 @@ class _Facts:
     n_num: int = 0
     n_iso: int = 0
     integral: bool = True
+    #: the first value (by tid) that is not a number / not an ISO date
+    bad_num: str | None = None
+    bad_iso: str | None = None
 
 
 def decide_text_typing(table: SparkTable, use: ColumnUse) -> None:
@@ -192,7 +197,7 @@ def decide_text_typing(table: SparkTable, use: ColumnUse) -> None:
     if not free:
         return
     spec = TaskSpec(table.name, True, table.all_columns, [], use, {}, DEFAULT)
-    facts_frame = table.frame.select(*[F.col(quoted(c)) for c in use.columns]).mapInArrow(
+    facts_frame = table.frame.select(TID, *[F.col(quoted(c)) for c in use.columns]).mapInArrow(
         text_facts_job(spec, free), ddl(TEXT_FACTS_SCHEMA)
     )
     merged = (
@@ -202,14 +207,17 @@ def decide_text_typing(table: SparkTable, use: ColumnUse) -> None:
             F.sum("n_num").alias("n_num"),
             F.sum("n_iso").alias("n_iso"),
             F.min(F.col("integral").cast("int")).alias("integral"),
+            F.min_by("bad_num", "bad_num_at").alias("bad_num"),
+            F.min_by("bad_iso", "bad_iso_at").alias("bad_iso"),
         )
         .collect()
     )
     facts = {c: _Facts() for c in free}
     for row in merged:
         facts[row["column"]] = _Facts(
-            int(row["nonempty"]), int(row["n_num"]), int(row["n_iso"]), bool(row["integral"])
-        )
+            int(row["nonempty"]), int(row["n_num"]), int(row["n_iso"]), bool(row["integral"]),
+            row["bad_num"], row["bad_iso"],
+        )  # fmt: skip
     for comp in use.components:
         if not comp.ordered or not any(c in facts for c in comp.columns):
             continue
@@ -219,13 +227,8 @@ def decide_text_typing(table: SparkTable, use: ColumnUse) -> None:
             if c in facts:
                 table.schema[c] = kinds[c]
                 f = facts[c]
-                bad = f.nonempty - (f.n_num if kinds[c] in ("int", "float") else f.n_iso)
+                number = kinds[c] in ("int", "float")
+                bad = f.nonempty - (f.n_num if number else f.n_iso)
                 if kinds[c] != "text" and bad > 0:
-                    what = {
-                        "timestamp": "ISO-8601 dates/times",
-                        "int": "whole numbers within int64",
-                    }
-                    table.warnings.append(
-                        f"{table.name}: column '{c}': {bad} value{'s' if bad != 1 else ''} "
-                        f"not {what.get(kinds[c], 'numbers')} read as NULL"
-                    )
+                    example = (f.bad_num if number else f.bad_iso) or ""
+                    table.warnings.append(unparsed_warning(table.name, c, kinds[c], bad, example))

@@ -128,31 +128,31 @@ def typed_columns(table: pa.Table, spec: TaskSpec, names: list[str]) -> dict[str
     return out
 
 
-def combined_keys(table: pa.Table, spec: TaskSpec, names: tuple[str, ...]) -> np.ndarray:
-    """One key per row over several columns, for rows where none is NULL."""
-    typed = typed_columns(table, spec, list(names))
-    h = np.zeros(table.num_rows, np.uint64)
-    ok = np.ones(table.num_rows, bool)
-    for c in names:
-        k, valid = key_hashes(*typed[c])
-        h = mix64_array(h * np.uint64(0x9E3779B97F4A7C15) ^ k.view(np.uint64))
-        ok &= valid
-    return h[ok].view(np.int64)
-
-
 # ------------------------------------------------------------------ mapInArrow jobs
 
 
 def text_facts_job(spec: TaskSpec, columns: list[str]) -> Callable:
-    """Per batch and column: non-empty values, numbers, ISO dates, all whole --
-    what CSV typing decides from, merged over the table by the driver."""
-    from facet.column_types import TextColumn
+    """Per batch and column: non-empty values, numbers, ISO dates, all whole,
+    and the first value (by tid) that is not a number and not an ISO date --
+    what CSV typing and its warnings come from, merged over the table by the
+    driver."""
+    from facet.column_types import ISO_RE, TextColumn
+
+    def first_bad(t: TextColumn, ok: pa.Array, tids: np.ndarray) -> tuple[str | None, int | None]:
+        bad = np.flatnonzero(
+            np.asarray(pc.and_(pc.is_valid(t.raw), pc.invert(ok)).to_numpy(zero_copy_only=False))
+        )
+        if not bad.size:
+            return None, None
+        i = int(bad[np.argmin(tids[bad])])
+        return t.raw[i].as_py(), int(tids[i])
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            source = source_of(pa.Table.from_batches([batch]), spec)
-            rows: dict[str, list] = {k: [] for k in ("column", "nonempty", "n_num", "n_iso")}
-            rows["integral"] = []
+            table = pa.Table.from_batches([batch])
+            source = source_of(table, spec)
+            tids = table.column(TID).to_numpy()
+            rows: dict[str, list] = {name: [] for name in TEXT_FACTS_SCHEMA.names}
             for c in columns:
                 t = TextColumn(source.table.column(c).combine_chunks())
                 rows["column"].append(c)
@@ -160,6 +160,11 @@ def text_facts_job(spec: TaskSpec, columns: list[str]) -> Callable:
                 rows["n_num"].append(t.n_num)
                 rows["n_iso"].append(t.n_iso)
                 rows["integral"].append(bool(t.integral))
+                iso = pc.fill_null(pc.match_substring_regex(t.trimmed, ISO_RE), False)
+                for name, ok in (("bad_num", t.num_ok), ("bad_iso", iso)):
+                    value, at = first_bad(t, ok, tids)
+                    rows[name].append(value)
+                    rows[f"{name}_at"].append(at)
             yield pa.RecordBatch.from_pydict(rows, schema=TEXT_FACTS_SCHEMA)
 
     return run
@@ -167,7 +172,9 @@ def text_facts_job(spec: TaskSpec, columns: list[str]) -> Callable:
 
 TEXT_FACTS_SCHEMA = pa.schema(
     [("column", pa.string()), ("nonempty", pa.int64()), ("n_num", pa.int64()),
-     ("n_iso", pa.int64()), ("integral", pa.bool_())]
+     ("n_iso", pa.int64()), ("integral", pa.bool_()),
+     ("bad_num", pa.string()), ("bad_num_at", pa.int64()),
+     ("bad_iso", pa.string()), ("bad_iso_at", pa.int64())]
 )  # fmt: skip
 
 
@@ -239,14 +246,55 @@ def sample_job(rate: float) -> Callable:
     return run
 
 
-def distinct_keys_job(spec: TaskSpec, names: tuple[str, ...]) -> Callable:
-    """The distinct keys of ``names`` per batch (their count over the table is
-    the exact number of distinct non-NULL combinations, up to hash collisions)."""
+def distinct_values_job(spec: TaskSpec, names: list[str]) -> Callable:
+    """Per partition and column of ``names``: the hashes of its distinct non-NULL
+    typed values (their count over the table is the column's exact number of
+    distinct values, up to 64-bit hash collisions), as ``(column, hash)`` rows."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        seen: dict[int, np.ndarray] = {}
         for batch in batches:
-            keys = np.unique(combined_keys(pa.Table.from_batches([batch]), spec, names))
-            yield pa.RecordBatch.from_arrays([pa.array(keys, pa.int64())], ["key"])
+            typed = typed_columns(pa.Table.from_batches([batch]), spec, names)
+            for i, c in enumerate(names):
+                arr = typed[c][0].drop_null()
+                h = np.unique(value_hashes(arr).view(np.int64)) if len(arr) else None
+                if h is not None:
+                    seen[i] = h if i not in seen else np.union1d(seen[i], h)
+        for i, h in seen.items():
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(np.full(h.size, i, np.int64)), pa.array(h, pa.int64())],
+                ["key", "hash"],
+            )
+
+    return run
+
+
+def registers_job(spec: TaskSpec, keys: list[tuple[str, ...]]) -> Callable:
+    """Per partition and key (one column or several): the HyperLogLog++
+    registers of its distinct non-NULL values, as the local statistics build
+    them (:meth:`facet.engine.statistics.TableStatistics.registers`); the
+    driver merges them by element-wise maximum into the table's registers."""
+    from facet.engine.context import Context
+    from facet.engine.statistics import TableStatistics
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        merged: dict[int, np.ndarray] = {}
+        config = spec.config.but(threads=1)
+        for batch in batches:
+            stats = TableStatistics(
+                Context(encode_rows(pa.Table.from_batches([batch]), spec), config)
+            )
+            for i, key in enumerate(keys):
+                reg = stats.registers(key)
+                merged[i] = reg if i not in merged else np.maximum(merged[i], reg)
+        if merged:
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array(list(merged), pa.int64()),
+                    pa.array([r.tobytes() for r in merged.values()], pa.binary()),
+                ],
+                ["key", "registers"],
+            )
 
     return run
 
