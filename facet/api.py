@@ -121,7 +121,10 @@ def open_session(
     use = analyze(dc_list)
     monitor = monitor or Monitor()
     if engine == "spark":
-        return _open_spark(data, dc_list, use, schema_map, config, master, id_column, on_warning)
+        monitor.start("load")
+        opened = _open_spark(data, dc_list, use, schema_map, config, master, id_column, on_warning)
+        monitor.end()
+        return opened
     t0 = time.perf_counter()
     monitor.start("load")
     source = load(data, columns=use.columns + [c for c in schema_map if c not in use.columns])
@@ -352,6 +355,7 @@ def detect(
             run.pending.abort()
         if run.session is not None:
             run.session.monitor = None
+            run.session.engine.on_step = None
 
 
 @dataclass
@@ -397,6 +401,7 @@ def _detect(
     session, dc_list = opened.session, opened.session.dcs
     run.session = session
     session.monitor = monitor
+    session.engine.on_step = monitor.step
     monitor.describe = lambda i: _describe(dc_list[i], i)
     shared = opened.encode_seconds / len(dc_list)
     monitor.start("count", len(dc_list))

@@ -45,7 +45,9 @@ class ProgressEvent:
     ``done`` / ``total``: progress within the phase -- DCs for ``count``, pairs
     (blocks) for ``write``, ``1`` step for the others; ``total`` is ``None``
     while unknown (blocks).  ``dc``: the index of the DC the event is about, or
-    ``None``.
+    ``None``.  ``step``: what the engine is doing within the phase, when it
+    says (the Spark engine: ``"statistics"``, ``"spreading rows"``, ``"12
+    tasks"``, ...), else ``None``.
 
     Every phase starts with an event with ``done == 0`` and ends with one with
     ``done == total``; phases come in the order of :data:`PHASES`.
@@ -55,6 +57,7 @@ class ProgressEvent:
     done: int
     total: int | None
     dc: int | None = None
+    step: str | None = None
 
 
 ProgressCallback = Callable[[ProgressEvent], None]
@@ -136,6 +139,13 @@ class Monitor:
     def dc_started(self, i: int) -> None:
         self.check()
         self.dc = i
+
+    def step(self, text: str) -> None:
+        """An engine's step within the phase (an event with ``step``, not counted)."""
+        self.check()
+        with self._lock:
+            if self.callback is not None and self.phase is not None:
+                self.callback(ProgressEvent(self.phase, self.done, self.total, self.dc, text))
 
     def dc_done(self, i: int) -> None:
         if self.phase == "count":
@@ -349,7 +359,10 @@ class TerminalProgress:
                 return
             if ev.total is not None and bar.total != ev.total:
                 bar.total = ev.total
-            if ev.dc is not None and ev.phase in ("count", "write"):
+            if ev.step is not None:
+                where = f"DC {ev.dc}: " if ev.dc is not None else ""
+                bar.set_postfix_str(f"{where}{ev.step}", refresh=True)
+            elif ev.dc is not None and ev.phase in ("count", "write"):
                 done = " done" if ev.phase == "count" else ""
                 bar.set_postfix_str(f"DC {ev.dc}{done}", refresh=False)
             bar.update(ev.done - bar.n)

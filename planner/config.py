@@ -79,6 +79,9 @@ class Config:
     #: a key with more rows than this (or than rows / tasks, whichever is larger) is
     #: split into sub-blocks processed as all ordered pairs of sub-blocks (skew)
     spark_split_rows: int = 200_000
+    #: the most rows of one key (or one range) a task gets on a side, whatever the
+    #: rows per task: bounds a Python worker's memory (about 3 GiB at 10M rows)
+    spark_task_rows: int = 10_000_000
     #: rows per Arrow batch handed to and from the Python workers
     spark_batch_rows: int = 100_000
 

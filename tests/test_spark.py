@@ -129,6 +129,24 @@ def test_explain_gives_the_local_plan_from_the_sample_above_sketch_rows(spark):
     assert _plan_only(facet.explain(TAX, rules, engine="spark", config=config)) == _plan_only(local)
 
 
+@pytest.mark.parametrize("mode", ["parallel", "cost-trie", "freq-trie"])
+@pytest.mark.parametrize(
+    "csv", [TAX, ROOT / "data" / "holoclean-hospital" / "hospital.csv"], ids=lambda p: p.name
+)
+def test_many_dc_modes_count_as_the_local_engine(spark, mode, csv):
+    """The trie modes share one shuffle among DCs led by the same equality."""
+    rules = next(r for c, r in PAIRS if c == csv)
+    local = facet.detect(csv, rules)
+    opened = open_session(csv, rules, engine="spark", config=Config(spark_split_rows=2_000))
+    from facet.engine.multi import count_all
+
+    got = count_all(opened.session, mode)
+    assert [(v, r) for v, r, _ in got] == [(d.violations, d.rows_involved) for d in local.dcs]
+    keyed = [w for w in opened.session.engine.work if w.get("key") is not None]
+    if mode != "parallel":
+        assert len(keyed) < sum(1 for d in local.dcs if d.arity == 2)
+
+
 def test_pairs_equal_the_local_engine_on_tax(spark):
     rules = ["not(t.state = t'.state and t.salary > t'.salary and t.rate < t'.rate)",
              "zip -> city", "not(t.zip = t'.zip and t.salary != t'.salary)"]  # fmt: skip
@@ -258,6 +276,45 @@ def test_a_key_with_30_percent_of_the_rows_is_spread(spark):
     assert heavy > share and sorted(sizes)[-4:] != [2 * heavy] * 4
     local = facet.detect(table, dcs=[dc]).dcs[0]
     assert session.count(0) == (local.violations, local.rows_involved)
+
+
+def test_a_dc_without_equality_is_range_partitioned_and_pruned(spark):
+    """Ranges of the first inequality's column: pairs of ranges that cannot
+    hold a violation get no task; the count stays exact (NULL, NaN, ties)."""
+    n = 20_000
+    rng = np.random.default_rng(3)
+    price = np.round(rng.random(n) * 1_000, 1)
+    price[rng.random(n) < 0.01] = np.nan  # NaN is NULL
+    when = pa.array(rng.integers(0, 10**6, n) * 1_000_000, pa.timestamp("us"))
+    table = pa.table({"price": price, "discount": rng.integers(0, 11, n), "at": when})
+    table = table.set_column(1, "discount", pa.array(
+        [None if i % 97 == 0 else int(v) for i, v in enumerate(table.column(1).to_pylist())]
+    ))  # fmt: skip
+    dcs = ["not(t.price > t'.price and t.discount < t'.discount)",
+           "not(t.at <= t'.at and t.price >= t'.price and t.discount != t'.discount)"]  # fmt: skip
+    config = Config(spark_split_rows=1_000, spark_tasks=4, spark_task_rows=3_000)
+    opened = open_session(table, dcs=dcs, engine="spark", config=config)
+    session = opened.session
+    local = facet.detect(table, dcs=dcs)
+    for i in range(len(dcs)):
+        assert session.count(i) == (local.dcs[i].violations, local.dcs[i].rows_involved)
+    ranged = [w for w in session.engine.work if w.get("ranges")]
+    assert len(ranged) == 2 and all(w["pruned"] > 0 for w in ranged)
+    assert all(w["tasks"] > 0 and w["ranges"][1] >= 20_000 / 3_000 for w in ranged)
+    small = table.slice(0, 600)
+    got = facet.detect(small, dcs=dcs, engine="spark", output="pairs",
+                       config=Config(spark_split_rows=50, spark_tasks=4))  # fmt: skip
+    assert _triples(got.pairs()) == _triples(facet.detect(small, dcs=dcs, output="pairs").pairs())
+
+
+def test_progress_reports_the_engine_steps(spark):
+    events = []
+    facet.detect(TAX, dcs=OUT_RULES[:2], engine="spark", progress=events.append)
+    phases = [e.phase for e in events]
+    assert phases[0] == "load" and phases[-1] == "count"
+    steps = [(e.dc, e.step) for e in events if e.step is not None]
+    assert (0, "spreading rows") in steps and any(s.endswith(" tasks") for _, s in steps)
+    assert all(e.phase == "count" for e in events if e.step is not None)
 
 
 # ------------------------------------------------------------------ own processes

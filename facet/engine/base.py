@@ -11,7 +11,7 @@ positions, docs/semantics.md §3).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +49,13 @@ class Engine(ABC):
 
     name: str = "engine"
     capabilities: Capabilities = Capabilities()
+    #: called with a short text at each step an engine takes within a phase
+    #: (the progress display's ``step``); set by the API for a run
+    on_step: Callable[[str], None] | None = None
+
+    def step(self, text: str) -> None:
+        if self.on_step is not None:
+            self.on_step(text)
 
     @property
     @abstractmethod

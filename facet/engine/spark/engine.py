@@ -42,20 +42,28 @@ from facet.engine.spark.tasks import (
     KEY_L,
     KEY_R,
     LEFT,
+    ORDER_L,
+    ORDER_R,
+    ORDERED_KINDS,
     PAIRS_SCHEMA,
     RIGHT,
     SIDES_SCHEMA,
     TASK,
     TID,
+    TRIE_SCHEMA,
     PairJob,
     TaskSpec,
+    TrieJob,
     ddl,
     keyed_job,
+    order_keys_job,
     pair_task,
     sides_job,
     single_rows_job,
+    trie_task,
+    typed_columns,
 )
-from facet.language.normalize import EQUALITY, NormalDC
+from facet.language.normalize import EQUALITY, INEQUALITY, NormalDC, PairPredicate
 from facet.planner.config import DEFAULT, Config
 from facet.planner.plan import Plan, Stage
 from facet.planner.statistics import Sides
@@ -87,7 +95,7 @@ class SparkEngine(Engine):
     name = "spark"
     capabilities = Capabilities(
         outputs=frozenset({"count", "pairs", "blocks"}),
-        modes=frozenset({"sequential"}),
+        modes=frozenset({"sequential", "parallel", "cost-trie", "freq-trie"}),
         distributed=True,
         frames=True,
     )
@@ -101,6 +109,7 @@ class SparkEngine(Engine):
         self._dc_index: dict[int, int] = {id(nd): i for i, nd in enumerate(spec.normal)}
         self._sides: dict[int, Sides] = {}
         self._stats: Any = None
+        self._kinds: dict[str, str] | None = None
         #: per run of pair work: (DC, tasks, largest task's rows, all tasks' rows)
         self.work: list[dict[str, Any]] = []
 
@@ -146,6 +155,7 @@ class SparkEngine(Engine):
     def statistics(self, groups: SparkGroups) -> Any:
         from facet.engine.spark.statistics import SparkStatistics
 
+        self.step("statistics")
         if self._stats is None:
             self._stats = SparkStatistics(self)
         return self._stats.for_dc(groups.dc)
@@ -160,6 +170,7 @@ class SparkEngine(Engine):
         from pyspark.sql import functions as F  # noqa: N812
 
         job, spread = self._job("count", plan, groups, None)
+        self.step(f"{spread.tasks} tasks")
         out = spread.frame.groupBy(TASK).applyInArrow(self.task_function(job), ddl(COUNT_SCHEMA))
         out = out.persist()
         try:
@@ -177,9 +188,63 @@ class SparkEngine(Engine):
             out.unpersist()
         return int(totals["v"] or 0), int(totals["r"] or 0) + int(shared["r"] or 0)
 
+    def count_trie(
+        self, plans: dict[int, Plan], seqs: dict[int, list[Stage]], ids: list[int]
+    ) -> dict[int, tuple[int, int]]:
+        """Counts of DCs ``ids`` (same row filters): those whose trie starts with
+        the same equality share one spread (one shuffle) and every task runs
+        their trie once (``--mode cost-trie|freq-trie``); the others are
+        counted one by one."""
+        from pyspark.sql import functions as F  # noqa: N812
+
+        out: dict[int, tuple[int, int]] = {}
+        by_key: dict[tuple[str, str], list[int]] = {}
+        for i in ids:
+            key = _spread_key(seqs[i][0]) if seqs[i] else None
+            if key is None:
+                out[i] = self.count(plans[i], self.initial_groups(self.spec.normal[i]))
+            else:
+                by_key.setdefault(key, []).append(i)
+        for key, dcs in by_key.items():
+            if len(dcs) == 1:
+                i = dcs[0]
+                out[i] = self.count(plans[i], self.initial_groups(self.spec.normal[i]))
+                continue
+            spread = self._spread(dcs[0], key)
+            self.step(f"{len(dcs)} DCs share a shuffle: {spread.tasks} tasks")
+            job = TrieJob(dcs, {i: plans[i] for i in dcs}, {i: seqs[i] for i in dcs},
+                          spread.exclusive)  # fmt: skip
+            fn = self.task_function(job)
+            rows = spread.frame.groupBy(TASK).applyInArrow(fn, ddl(TRIE_SCHEMA)).persist()
+            try:
+                totals = {
+                    int(r["dc"]): (int(r["v"] or 0), int(r["r"] or 0))
+                    for r in rows.groupBy("dc")
+                    .agg(
+                        F.sum("violations").alias("v"),
+                        F.sum(F.when(F.col("tids").isNull(), F.col("rows"))).alias("r"),
+                    )
+                    .collect()
+                }
+                shared = {
+                    int(r["dc"]): int(r["r"] or 0)
+                    for r in rows.where(F.col("tids").isNotNull())
+                    .select("dc", F.explode("tids").alias("t"))
+                    .groupBy("dc")
+                    .agg(F.count_distinct("t").alias("r"))
+                    .collect()
+                }
+            finally:
+                rows.unpersist()
+            for i in dcs:
+                v, r = totals.get(i, (0, 0))
+                out[i] = (v, r + shared.get(i, 0))
+        return out
+
     def pair_frame(self, plan: Plan, groups: SparkGroups, stages: list[Stage] | None = None) -> Any:
         """The violating pairs as a Spark DataFrame ``(t1, t2)``, not collected."""
         job, spread = self._job("pairs", plan, groups, stages)
+        self.step(f"{spread.tasks} tasks")
         return spread.frame.groupBy(TASK).applyInArrow(self.task_function(job), ddl(PAIRS_SCHEMA))
 
     def block_frame(
@@ -187,6 +252,7 @@ class SparkEngine(Engine):
     ) -> Any:
         """The final pairs of tid sets as a Spark DataFrame of tid lists ``(t1, t2)``."""
         job, spread = self._job("blocks", plan, groups, stages)
+        self.step(f"{spread.tasks} tasks")
         return spread.frame.groupBy(TASK).applyInArrow(self.task_function(job), ddl(BLOCKS_SCHEMA))
 
     def single_rows_frame(self, dc: NormalDC) -> Any:
@@ -208,8 +274,10 @@ class SparkEngine(Engine):
             if batch.num_rows:
                 yield _lists(batch.column(0)), _lists(batch.column(1))
 
-    def task_function(self, job: PairJob) -> Any:
+    def task_function(self, job: PairJob | TrieJob) -> Any:
         """The function every task of ``job`` runs (a test wraps it to fail once)."""
+        if isinstance(job, TrieJob):
+            return trie_task(self.spec, job)
         return pair_task(self.spec, job)
 
     def task_rows(self, plan: Plan, groups: SparkGroups) -> list[int]:
@@ -238,11 +306,19 @@ class SparkEngine(Engine):
         """Rows with ``_facet_task`` and side flags for DC ``dc``'s pair work."""
         from pyspark.sql import functions as F  # noqa: N812
 
+        self.step("spreading rows")
         frame = self.table.frame
         n = self.rows
         tasks = max(1, self.tasks)
-        limit = max(math.ceil(n / tasks), self.config.spark_split_rows)
+        limit = min(
+            max(math.ceil(n / tasks), self.config.spark_split_rows), self.config.spark_task_rows
+        )
         if key is None:
+            pred = self._range_predicate(dc) if n > limit else None
+            if pred is not None:
+                s = max(2, round(math.sqrt(2 * tasks)), math.ceil(n / limit))
+                self.step(f"ranges of {pred.a}")
+                return self._ranges(dc, pred, s)
             s = max(1, round(math.sqrt(tasks))) if n > limit else 1
             rows = frame.withColumn("_facet_k", F.lit(0).cast("long"))
             rows = rows.withColumn(LEFT, F.lit(True)).withColumn(RIGHT, F.lit(True))
@@ -279,7 +355,97 @@ class SparkEngine(Engine):
         heavy.sort()
         frame_out = self._blocks(rows, heavy, tasks_base=tasks, light_tasks=tasks)
         self._record(dc, key, tasks + sum(s * s for _, s in heavy), n)
-        return Spread(frame_out, exclusive=a == b and not heavy, tasks=tasks)
+        return Spread(
+            frame_out, exclusive=a == b and not heavy, tasks=tasks + sum(s * s for _, s in heavy)
+        )
+
+    def _range_predicate(self, dc: int) -> PairPredicate | None:
+        """The DC's first order predicate over columns whose values have a
+        float64 order key (numbers, dates, times), if any."""
+        for p in self.spec.normal[dc].preds:
+            if p.cls == INEQUALITY and all(self._kind(c) in ORDERED_KINDS for c in (p.a, p.b)):
+                return p
+        return None
+
+    def _kind(self, column: str) -> str:
+        if self._kinds is None:
+            empty = self.table.frame.limit(0).toArrow()
+            typed = typed_columns(empty, self.spec, self.spec.use.columns)
+            self._kinds = {c: kind for c, (_, kind) in typed.items()}
+        return self._kinds.get(column, "text")
+
+    def _ranges(self, dc: int, pred: PairPredicate, s: int) -> Spread:
+        """Range partitioning for a DC without an equality: rows cut into ``s``
+        ranges of ``pred``'s column on each side (``t.a`` for ``L``, ``t'.b`` for
+        ``R``, bounds from approximate quantiles); a pair of ranges whose
+        min/max show that no pair of theirs satisfies ``pred`` gets no task, every
+        other pair is one task.  Rows with NULL in ``pred``'s column satisfy no
+        predicate and go nowhere."""
+        from pyspark.sql import functions as F  # noqa: N812
+
+        frame = self.table.frame
+        schema = _with_orders(frame.schema)
+        keyed = frame.mapInArrow(order_keys_job(self.spec, pred.a, pred.b), schema).persist()
+        values = keyed.select(F.col(ORDER_L).alias("v"))
+        if pred.a != pred.b:
+            values = values.unionByName(keyed.select(F.col(ORDER_R).alias("v")))
+        probs = [k / s for k in range(1, s)]
+        bounds = sorted(set(values.approxQuantile("v", probs, 1e-3))) if probs else []
+
+        def bucket(col: str) -> Any:
+            out = F.lit(0)
+            for x in bounds:
+                out = out + (F.col(col) >= F.lit(float(x))).cast("int")
+            return out.cast("long")
+
+        cols = [c for c in frame.columns]
+        lefts = keyed.where(F.col(ORDER_L).isNotNull()).withColumn("_facet_i", bucket(ORDER_L))
+        rights = keyed.where(F.col(ORDER_R).isNotNull()).withColumn("_facet_j", bucket(ORDER_R))
+        lo_hi_l = {
+            int(r["b"]): (r["lo"], r["hi"])
+            for r in lefts.groupBy(F.col("_facet_i").alias("b"))
+            .agg(F.min(ORDER_L).alias("lo"), F.max(ORDER_L).alias("hi"))
+            .collect()
+        }
+        lo_hi_r = {
+            int(r["b"]): (r["lo"], r["hi"])
+            for r in rights.groupBy(F.col("_facet_j").alias("b"))
+            .agg(F.min(ORDER_R).alias("lo"), F.max(ORDER_R).alias("hi"))
+            .collect()
+        }
+        pairs = [
+            (i, j)
+            for i in sorted(lo_hi_l)
+            for j in sorted(lo_hi_r)
+            if not _never(pred.op, lo_hi_l[i], lo_hi_r[j])
+        ]
+        self.work.append(
+            {"dc": dc, "key": None, "ranges": (pred.text(), len(bounds) + 1),
+             "tasks": len(pairs), "pruned": len(lo_hi_l) * len(lo_hi_r) - len(pairs),
+             "rows": self.rows}
+        )  # fmt: skip
+        if not pairs:
+            empty = frame.limit(0).select(F.lit(0).cast("long").alias(TASK), *cols)
+            empty = empty.withColumn(LEFT, F.lit(True)).withColumn(RIGHT, F.lit(True))
+            return Spread(empty, exclusive=True, tasks=0)
+        spark = frame.sparkSession
+        table = spark.createDataFrame(
+            [(i, j, t) for t, (i, j) in enumerate(pairs)],
+            "_facet_pi long, _facet_pj long, _facet_pt long",
+        )
+        as_left = lefts.join(F.broadcast(table), F.col("_facet_i") == F.col("_facet_pi")).select(
+            F.col("_facet_pt").alias(TASK),
+            *cols,
+            F.lit(True).alias(LEFT),
+            F.lit(False).alias(RIGHT),
+        )
+        as_right = rights.join(F.broadcast(table), F.col("_facet_j") == F.col("_facet_pj")).select(
+            F.col("_facet_pt").alias(TASK),
+            *cols,
+            F.lit(False).alias(LEFT),
+            F.lit(True).alias(RIGHT),
+        )
+        return Spread(as_left.unionByName(as_right), exclusive=False, tasks=len(pairs))
 
     def _blocks(self, rows: Any, heavy: list[tuple[int, int]], tasks_base: int, light_tasks: int):
         """Task ids: light keys hash to ``0..light_tasks-1``; heavy key ``k`` with
@@ -337,6 +503,24 @@ def _spread_key(stage: Stage) -> tuple[str, str] | None:
         return None
     p = stage.preds[0]
     return (p.a, p.b) if p.cls == EQUALITY else None
+
+
+def _never(op: str, left: tuple[float, float], right: tuple[float, float]) -> bool:
+    """Whether no ``x`` in ``[left]`` and ``y`` in ``[right]`` (float64 order keys
+    of the values: ``f(x) > f(y)`` implies ``x > y``) satisfy ``x op y``."""
+    (lo_l, hi_l), (lo_r, hi_r) = left, right
+    if op in ("<", "<="):
+        return lo_l > hi_r
+    return hi_l < lo_r
+
+
+def _with_orders(schema: Any) -> Any:
+    from pyspark.sql.types import DoubleType, StructField, StructType
+
+    return StructType(
+        [*schema.fields, StructField(ORDER_L, DoubleType(), True),
+         StructField(ORDER_R, DoubleType(), True)]
+    )  # fmt: skip
 
 
 def _with_keys(schema: Any) -> Any:

@@ -41,8 +41,12 @@ RIGHT = "_facet_r"
 TASK = "_facet_task"
 KEY_L = "_facet_kl"
 KEY_R = "_facet_kr"
+ORDER_L = "_facet_ol"
+ORDER_R = "_facet_or"
 #: columns the engine adds to a table's rows
-INTERNAL = (TID, LEFT, RIGHT, TASK, KEY_L, KEY_R)
+INTERNAL = (TID, LEFT, RIGHT, TASK, KEY_L, KEY_R, ORDER_L, ORDER_R)
+#: kinds whose values map to float64 keeping their order (x <= y => f(x) <= f(y))
+ORDERED_KINDS = ("int", "float", "decimal", "bool", "timestamp", "date")
 
 _NUMBER_KINDS = ("int", "float", "decimal", "bool")
 
@@ -189,6 +193,33 @@ def keyed_job(spec: TaskSpec, a: str, b: str) -> Callable:
             for name, col in ((KEY_L, a), (KEY_R, b)):
                 k, valid = key_hashes(*typed[col])
                 out = out.append_column(name, pa.array(k, pa.int64(), mask=~valid))
+            yield out
+
+    return run
+
+
+def order_key(typed: pa.Array, kind: str) -> pa.Array:
+    """float64 keys in the order of the typed values (rounding is monotonic, so
+    ``f(x) > f(y)`` implies ``x > y``); NULL where the value is NULL (a float
+    NaN is NULL, docs/semantics.md §4.1)."""
+    if kind not in ORDERED_KINDS:
+        raise ValueError(f"no order key for {kind} values")
+    t = typed.type
+    if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t):
+        typed = typed.cast(pa.int64() if t.bit_width == 64 else pa.int32())
+    f = pc.cast(typed, pa.float64(), safe=False)
+    return pc.if_else(pc.is_nan(f), pa.scalar(None, pa.float64()), f)
+
+
+def order_keys_job(spec: TaskSpec, a: str, b: str) -> Callable:
+    """The rows with the order keys of column ``a`` (as ``t``) and ``b`` (as ``t'``)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            typed = typed_columns(pa.Table.from_batches([batch]), spec, [a, b])
+            out = batch
+            for name, col in ((ORDER_L, a), (ORDER_R, b)):
+                out = out.append_column(name, order_key(*typed[col]))
             yield out
 
     return run
@@ -365,6 +396,55 @@ def task_groups(table: pa.Table, spec: TaskSpec, dc: int) -> tuple[LocalEngine, 
     else:
         groups = Groups.pair(ls, np.flatnonzero(rsel))
     return engine, groups, np.asarray(tids, np.int64)
+
+
+@dataclass
+class TrieJob:
+    """Counts of several DCs from one spread: the trie of their leading
+    equalities run once per task (paper §4's multi-constraint execution)."""
+
+    dcs: list[int]
+    plans: dict[int, Plan]
+    #: each DC's stages as the trie takes them (``facet.planner.modes.trie_stages``)
+    seqs: dict[int, list[Stage]]
+    exclusive: bool
+
+
+TRIE_SCHEMA = pa.schema(
+    [("dc", pa.int64()), ("violations", pa.int64()), ("rows", pa.int64()),
+     ("tids", pa.list_(pa.int64()))]
+)  # fmt: skip
+
+
+def trie_task(spec: TaskSpec, job: TrieJob) -> Callable[[pa.Table], pa.Table]:
+    """The applyInArrow function of a trie job: one row per DC."""
+    from facet.engine.multi import run_trie
+
+    def run(table: pa.Table) -> pa.Table:
+        engine, groups, tids = task_groups(table, spec, job.dcs[0])
+        out: dict[str, list] = {name: [] for name in TRIE_SCHEMA.names}
+
+        def leaf(i: int, g: Groups) -> None:
+            deg = engine.count_sink(job.plans[i], g)
+            involved = (deg.left > 0) | (deg.right > 0)
+            out["dc"].append(i)
+            out["violations"].append(deg.violations)
+            out["rows"].append(int(np.count_nonzero(involved)))
+            out["tids"].append(None if job.exclusive else tids[np.flatnonzero(involved)])
+
+        seconds: dict[int, float] = dict.fromkeys(job.dcs, 0.0)
+        run_trie(engine, groups, [(i, job.seqs[i]) for i in job.dcs], leaf, seconds)
+        return pa.table(
+            {
+                "dc": pa.array(out["dc"], pa.int64()),
+                "violations": pa.array(out["violations"], pa.int64()),
+                "rows": pa.array(out["rows"], pa.int64()),
+                "tids": pa.array(out["tids"], pa.list_(pa.int64())),
+            },
+            schema=TRIE_SCHEMA,
+        )
+
+    return run
 
 
 def pair_task(spec: TaskSpec, job: PairJob) -> Callable[[pa.Table], pa.Table]:
