@@ -14,12 +14,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from facet.column_types import analyze, parse_schema
 from facet.encoding import encode
 from facet.engine import ENGINES, create_engine
 from facet.engine.multi import MODES, count_all, shared_groups
+from facet.engine.row_outputs import ROW_OUTPUTS, SCHEMAS, row_output
 from facet.engine.session import Session
 from facet.engine.spark import is_spark_frame
 from facet.engine.warmup import loaded, run_kernels, warmup
@@ -42,7 +44,7 @@ from facet.result import DCResult, Result
 from facet.sinks.arrow import BLOCK_SCHEMA, PAIR_SCHEMA
 from facet.sinks.files import TableWriter, TextFile, out_format
 
-OUTPUTS = ("count", "pairs", "blocks")
+OUTPUTS = ("count", "pairs", "blocks", *ROW_OUTPUTS)
 RulesLike = str | os.PathLike | Iterable[str | DC] | None
 
 
@@ -316,6 +318,11 @@ def detect(
         out_format(out_path, allow_json=output == "count")
     if mode not in MODES:
         raise FacetInputError(f"unknown mode '{mode}'; use one of {', '.join(MODES)}")
+    if output in ROW_OUTPUTS and (engine == "spark" or is_spark_frame(data)):
+        raise FacetInputError(
+            f"--output {output} runs on the local engine only for now; "
+            "drop --engine spark, or use --output pairs|blocks on Spark"
+        )
     monitor = Monitor(progress, timeout)
     run = _Run()
     try:
@@ -437,6 +444,8 @@ def _detect(
             monitor.start("write", 1)
             run.pending = _counts_file(result, out_path)
         return result
+    if output in ROW_OUTPUTS:
+        return _row_output(run, monitor, session, result, output, out_path)
     session.limit = limit
     if out_path is None:
         _check_memory(session, results, output, limit)
@@ -572,6 +581,36 @@ def _counts_file(result: Result, path: str) -> Any:
         w.abort()
         raise
     return w
+
+
+def _row_output(
+    run: _Run,
+    monitor: Monitor,
+    session: Session,
+    result: Result,
+    output: str,
+    out_path: str | None,
+) -> Result:
+    """``tuples``, ``cells`` or ``components`` (docs/outputs.md): one row per
+    row or cell, from degrees and blocks (no pair is listed)."""
+    monitor.start("write", None)
+    t = time.perf_counter()
+    table = row_output(session, output)
+    if output != "components":
+        dcs = table.column("dc").to_numpy()
+        for res in result.dcs:
+            res.written = int(np.count_nonzero(dcs == res.id))
+    seconds = (time.perf_counter() - t) / max(len(result.dcs), 1)
+    for res in result.dcs:
+        res.seconds += seconds
+    monitor.advance(table.num_rows)
+    if out_path is not None:
+        run.pending = TableWriter(out_path, SCHEMAS[output])
+        for batch in table.to_batches():
+            run.pending.write(batch)
+    else:
+        result._rows = table
+    return result
 
 
 def _frames_output(

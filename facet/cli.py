@@ -102,14 +102,16 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--format", choices=("text", "json"), default="text", help="report format")
     d.add_argument(
         "--output",
-        choices=("count", "pairs", "blocks"),
+        choices=("count", "pairs", "blocks", "tuples", "cells", "components"),
         default="count",
-        help="count only (default), the violating pairs, or the compact blocks (pairs of tid sets)",
+        help="count only (default), the violating pairs, the compact blocks (pairs of tid "
+        "sets), or for repair tools: violations per row (tuples), per cell (cells), or the "
+        "conflict graph's connected components (components); see docs/outputs.md",
     )
     d.add_argument(
         "--out",
         metavar="PATH",
-        help="write pairs/blocks to PATH (.parquet, .csv or .arrow); with --output count, "
+        help="write the output to PATH (.parquet, .csv or .arrow); with --output count, "
         "the per-DC counts (.json, .parquet, .csv)",
     )
     d.add_argument("--limit", type=_nonneg_int, metavar="N", help="at most N pairs (blocks) per DC")
@@ -231,12 +233,34 @@ def _print_pairs_text(result: Any, out: IO[str]) -> None:
                 )
 
 
+#: the outputs of one row per row, cell or component row (docs/outputs.md)
+ROWS = ("tuples", "cells", "components")
+
+
+def _row_table(result: Any) -> Any:
+    return getattr(result, result.output)()
+
+
+def _print_rows_text(result: Any, out: IO[str]) -> None:
+    """After the table: the output's rows as CSV (header first)."""
+    import csv
+
+    table = _row_table(result)
+    print("", file=out)
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(table.column_names)
+    for batch in table.to_batches():
+        writer.writerows(zip(*[c.to_pylist() for c in batch.columns]))
+
+
 def _write_json(result: Any, out: IO[str]) -> None:
     """The JSON document (``result.to_dict()``); pairs or blocks kept in memory go
     into their DC's entry, converted a batch at a time (the document is never
     built whole, so it costs no more memory than the Arrow table)."""
     doc = result.to_dict()
     kind = result.output
+    if kind in ROWS and result.out is None:
+        doc[kind] = _row_table(result).to_pylist()
     if kind not in ("pairs", "blocks") or result.out is not None:
         out.write(json.dumps(doc) + "\n")
         return
@@ -457,6 +481,8 @@ def run_detect(args: argparse.Namespace) -> int:
         print(_text_report(result, _width()))
         if result.output in ("pairs", "blocks") and result.out is None:
             _print_pairs_text(result, sys.stdout)
+        elif result.output in ROWS and result.out is None:
+            _print_rows_text(result, sys.stdout)
     sys.stdout.flush()
     if result.total_violations and not args.exit_zero:
         return EXIT_VIOLATIONS

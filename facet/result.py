@@ -60,6 +60,8 @@ class Result:
     _session: Any = None
     #: the Spark engine's pairs or blocks as a Spark DataFrame (no ``out``)
     _frame: Any = None
+    #: ``tuples``, ``cells`` or ``components`` kept (no ``out``)
+    _rows: pa.Table | None = None
 
     @property
     def total_violations(self) -> int:
@@ -86,6 +88,26 @@ class Result:
         return d
 
     # --------------------------------------------------------------- pairs / blocks
+
+    def _row_output(self, output: str) -> pa.Table:
+        if self._rows is not None and self.output == output:
+            return self._rows
+        if self._session is None:
+            raise RuntimeError("this result holds no data to compute rows from")
+        return self._session.row_output(output)
+
+    def tuples(self) -> pa.Table:
+        """``(tid, dc, pairs, partners)``: every row in a violation, per DC
+        (docs/outputs.md); computed from the run's session when not kept."""
+        return self._row_output("tuples")
+
+    def cells(self) -> pa.Table:
+        """``(tid, column, dc, violations)``: violations per cell, per DC."""
+        return self._row_output("cells")
+
+    def components(self) -> pa.Table:
+        """``(tid, component, size)``: the conflict graph's connected components."""
+        return self._row_output("components")
 
     def frame(self) -> Any:
         """On the Spark engine, the pairs ``(dc, t1, t2)`` or blocks ``(dc,

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from facet.kernels.bhsm import refine_bhsm
 from facet.kernels.common import OP_FLIP
+from facet.kernels.components import component_labels, union_blocks, union_pairs
 from facet.kernels.count import count_groups, count_keyed
 from facet.kernels.decompose import refine_decompose
 from facet.kernels.refine import KIND_EQ, KIND_INEQ, KIND_NE, refine
@@ -343,3 +344,20 @@ def test_text_codes_fall_back_on_a_hash_collision(monkeypatch):
     codes, dictionary = encoding._text_codes(pa.array(["x", "y", "x", None]))
     assert codes.tolist()[3] == -1 and codes[0] == codes[2] != codes[1]
     assert len(dictionary) == 2
+
+
+def test_components_join_blocks_without_pairs():
+    """A block joins L ∪ R when it holds a pair; ``{x} x {x}`` holds none."""
+    parent = np.arange(10, dtype=np.int64)
+    seen = np.zeros(10, np.bool_)
+    # blocks: {2}x{2} (no pair), {3,5}x{3}, {6}x{} (empty), {8}x{8,9}, {9}x{8}
+    lo = np.array([0, 1, 3, 4, 5, 6], np.int64)
+    lv = np.array([2, 3, 5, 6, 8, 9], np.int64)
+    ro = np.array([0, 1, 2, 2, 4, 5], np.int64)
+    rv = np.array([2, 3, 8, 9, 8], np.int64)
+    union_blocks(parent, seen, lo, lv, ro, rv)
+    union_pairs(parent, seen, np.array([7, 1, 5], np.int64), np.array([-1, 5, 1], np.int64))
+    tids, comp, size = component_labels(parent, seen)
+    assert tids.tolist() == [1, 3, 5, 7, 8, 9]
+    assert comp.tolist() == [0, 0, 0, 1, 2, 2]
+    assert size.tolist() == [3, 3, 3, 1, 2, 2]

@@ -171,6 +171,12 @@ class Session:
             yield block_batch(i, block, left, right)
             block += k
 
+    def row_output(self, output: str) -> pa.Table:
+        """``tuples``, ``cells`` or ``components`` (:mod:`facet.engine.row_outputs`)."""
+        from facet.engine.row_outputs import row_output
+
+        return row_output(self, output)
+
     def iter_blocks(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         for i in range(len(self.dcs)):
             yield from self.dc_blocks(i, limit)

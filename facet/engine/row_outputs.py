@@ -1,0 +1,200 @@
+"""Per-row, per-cell and component outputs for repair tools (docs/outputs.md),
+computed from degrees and blocks, never by listing pairs.
+
+* ``tuples (tid, dc, pairs, partners)``: ``pairs`` = ordered violating pairs
+  holding the row (as ``t`` plus as ``t'``: the counting sink's degrees);
+  ``partners`` = its distinct other rows, ``|out ∪ in| = out + in - |out ∩ in|``
+  where ``out ∩ in`` (rows ``b`` with both ``(a, b)`` and ``(b, a)`` violating)
+  are the partners of ``a`` as ``t`` under the DC joined with its mirror image
+  (every predicate also with ``t`` and ``t'`` swapped) -- a DC itself, counted
+  by the same sink; a DC equal to its mirror needs no second count.
+* ``cells (tid, column, dc, violations)``: each ordered violating pair adds 1 to
+  every cell its row's side of any predicate touches: ``t``'s columns get the
+  row's degree as ``t``, ``t'``'s its degree as ``t'``.
+* ``components (tid, component, size)``: the conflict graph over all DCs (rows
+  as nodes, violating pairs as edges) by union-find over the final blocks
+  (:mod:`facet.kernels.components`); components numbered from 0 in the order of
+  their least row.  A row breaking a single-tuple DC is a node.
+
+Single-tuple DCs: a violating row has ``pairs`` 1 (its violation), ``partners``
+0, and 1 in each cell the DC touches.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from facet.kernels.components import component_labels, union_blocks, union_pairs
+from facet.kernels.expand import sides_to_lists
+from facet.language.ast import FLIP
+from facet.language.normalize import NormalDC, PairPredicate, RowFilter
+from facet.planner.plan import make_plan, needs_statistics
+
+#: a :class:`facet.engine.session.Session` (the session imports this module)
+Session = Any
+
+TUPLES_SCHEMA = pa.schema(
+    [("tid", pa.int64()), ("dc", pa.int64()), ("pairs", pa.int64()), ("partners", pa.int64())]
+)
+CELLS_SCHEMA = pa.schema(
+    [("tid", pa.int64()), ("column", pa.string()), ("dc", pa.int64()), ("violations", pa.int64())]
+)
+COMPONENTS_SCHEMA = pa.schema(
+    [("tid", pa.int64()), ("component", pa.int64()), ("size", pa.int64())]
+)
+ROW_OUTPUTS = ("tuples", "cells", "components")
+SCHEMAS = {"tuples": TUPLES_SCHEMA, "cells": CELLS_SCHEMA, "components": COMPONENTS_SCHEMA}
+
+
+def mirrored(nd: NormalDC) -> NormalDC:
+    """The DC joined with its mirror image: ``(a, b)`` breaks it iff both
+    ``(a, b)`` and ``(b, a)`` break ``nd``."""
+    preds = list(nd.preds)
+    for p in nd.preds:
+        q = PairPredicate(p.b, FLIP[p.op], p.a)
+        if q not in preds:
+            preds.append(q)
+    filters = list(nd.filters)
+    for f in nd.filters:
+        g = RowFilter(1 - f.side, f.column, f.op, f.other)
+        if g not in filters:
+            filters.append(g)
+    return NormalDC(nd.dc, nd.arity, tuple(filters), tuple(preds))
+
+
+def side_columns(nd: NormalDC, side: int) -> list[str]:
+    """Columns of ``t`` (side 0) or ``t'`` (side 1) that the DC's predicates touch,
+    in the order they first appear."""
+    out: list[str] = []
+    for p in nd.preds:
+        out.append(p.a if side == 0 else p.b)
+    for f in nd.filters:
+        if f.side == side:
+            out.append(f.column)
+            if isinstance(f.other, str):
+                out.append(f.other)
+    return list(dict.fromkeys(out))
+
+
+def _degrees(session: Session, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(left, right, mutual)`` per row of two-tuple DC ``i``."""
+    engine = session.engine
+    plan = session.plan(i, "count")
+    deg = engine.degrees(plan, session.initial(i))
+    nd = session.normal[i]
+    mirror = mirrored(nd)
+    if set(mirror.preds) == set(nd.preds) and set(mirror.filters) == set(nd.filters):
+        return deg.left, deg.right, deg.left
+    groups = engine.initial_groups(mirror)
+    sides = engine.sides(groups)
+    stats = engine.statistics(groups) if needs_statistics(mirror, "count", session.config) else None
+    mplan = make_plan(mirror, sides, stats, session.config, "count")
+    return deg.left, deg.right, engine.degrees(mplan, groups).left
+
+
+def _dc_id(session: Session, i: int) -> int:
+    dc = session.dcs[i]
+    return dc.id if dc.id is not None else i
+
+
+def tuples_table(session: Session, i: int) -> pa.Table:
+    """``tuples`` of DC ``i``, by tid."""
+    dc = _dc_id(session, i)
+    if session.normal[i].arity == 1:
+        rows = session.engine.single_rows(session.normal[i])
+        ones = np.ones(len(rows), np.int64)
+        return _table(TUPLES_SCHEMA, rows, np.full(len(rows), dc), ones, ones * 0)
+    left, right, mutual = _degrees(session, i)
+    tids = np.flatnonzero((left > 0) | (right > 0))
+    pairs = left[tids] + right[tids]
+    partners = pairs - mutual[tids]
+    return _table(TUPLES_SCHEMA, tids, np.full(len(tids), dc), pairs, partners)
+
+
+def cells_table(session: Session, i: int) -> pa.Table:
+    """``cells`` of DC ``i``, by tid then column (in the DC's order)."""
+    dc = _dc_id(session, i)
+    nd = session.normal[i]
+    if nd.arity == 1:
+        rows = session.engine.single_rows(nd)
+        cols = side_columns(nd, 0)
+        per_col = {c: np.ones(len(rows), np.int64) for c in cols}
+        return _cells(dc, rows, cols, per_col)
+    left, right = _left_right(session, i)
+    tids = np.flatnonzero((left > 0) | (right > 0))
+    t_cols, u_cols = side_columns(nd, 0), side_columns(nd, 1)
+    cols = list(dict.fromkeys(t_cols + u_cols))
+    per_col = {
+        c: (left[tids] if c in t_cols else 0) + (right[tids] if c in u_cols else 0) for c in cols
+    }
+    return _cells(dc, tids, cols, per_col)
+
+
+def _left_right(session: Session, i: int) -> tuple[np.ndarray, np.ndarray]:
+    deg = session.engine.degrees(session.plan(i, "count"), session.initial(i))
+    return deg.left, deg.right
+
+
+def _cells(dc: int, tids: np.ndarray, cols: list[str], per_col: dict[str, Any]) -> pa.Table:
+    """One row per (tid, column) with violations > 0, by tid then column."""
+    k = len(cols)
+    if k == 0 or len(tids) == 0:
+        return CELLS_SCHEMA.empty_table()
+    counts = np.stack([np.broadcast_to(np.asarray(per_col[c], np.int64), len(tids)) for c in cols],
+                      axis=1).ravel()  # fmt: skip
+    tid = np.repeat(tids, k)
+    col = np.tile(np.arange(k), len(tids))
+    keep = counts > 0
+    names = pa.DictionaryArray.from_arrays(pa.array(col[keep], pa.int32()), pa.array(cols))
+    return pa.table(
+        {
+            "tid": pa.array(tid[keep], pa.int64()),
+            "column": names.cast(pa.string()),
+            "dc": pa.array(np.full(int(keep.sum()), dc), pa.int64()),
+            "violations": pa.array(counts[keep], pa.int64()),
+        },
+        schema=CELLS_SCHEMA,
+    )
+
+
+def components_table(session: Session) -> pa.Table:
+    """``components`` of the conflict graph over all of the session's DCs."""
+    engine = session.engine
+    n = session.rows
+    parent = np.arange(n, dtype=np.int64)
+    seen = np.zeros(n, np.bool_)
+    for i, nd in enumerate(session.normal):
+        if nd.arity == 1:
+            rows = np.asarray(engine.single_rows(nd), np.int64)
+            union_pairs(parent, seen, rows, np.full(len(rows), -1, np.int64))
+            continue
+        plan = session.plan(i, "blocks")
+        for groups in engine.blocks(plan, session.initial(i)):
+            if hasattr(groups, "desc"):
+                lo, lv = sides_to_lists(groups.buf, groups.desc, 0)
+                ro, rv = sides_to_lists(groups.buf, groups.desc, 4)
+            else:  # an engine that lists blocks as (offsets, tids) per side
+                (lo, lv), (ro, rv) = groups
+            union_blocks(parent, seen, np.asarray(lo, np.int64), np.asarray(lv, np.int64),
+                         np.asarray(ro, np.int64), np.asarray(rv, np.int64))  # fmt: skip
+    tids, comp, size = component_labels(parent, seen)
+    return _table(COMPONENTS_SCHEMA, tids, comp, size)
+
+
+def _table(schema: pa.Schema, *columns: Any) -> pa.Table:
+    return pa.table(
+        [pa.array(np.asarray(c, np.int64), f.type) for c, f in zip(columns, schema, strict=True)],
+        schema=schema,
+    )
+
+
+def row_output(session: Session, output: str) -> pa.Table:
+    """One of :data:`ROW_OUTPUTS` over all of the session's DCs."""
+    if output == "components":
+        return components_table(session)
+    one = tuples_table if output == "tuples" else cells_table
+    parts = [one(session, i) for i in range(len(session.dcs))]
+    return pa.concat_tables(parts) if parts else SCHEMAS[output].empty_table()

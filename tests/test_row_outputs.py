@@ -1,0 +1,161 @@
+"""``tuples``, ``cells`` and ``components`` (docs/outputs.md) against what the
+pairs say (facet/engine/row_outputs.py computes them without listing pairs).
+
+The derivations from a set of pairs are the obvious ones (``tests/naive.py``'s
+``naive_cells`` for cells); the pairs come from ``tests/naive.py`` on random
+tables and DCs, and from facet's pairs output (itself checked against the naive
+evaluator and DuckDB) on the real data, where the O(n^2) evaluator is too slow.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import facet
+from facet.api import load_dcs
+from tests.naive import naive_cells, naive_pairs
+from tests.strategies import dcs, tables
+
+ROOT = Path(__file__).resolve().parent.parent
+TAX = ROOT / "data" / "tax" / "tax_dirty_0010k.csv"
+MAX_PAIRS = 300_000
+
+
+def tuples_from(pairs_by_dc: dict[int, set]) -> set:
+    """``(tid, dc, pairs, partners)`` from each DC's pairs (rows: single-tuple)."""
+    out = set()
+    for dc, pairs in pairs_by_dc.items():
+        count: dict[int, int] = defaultdict(int)
+        partners: dict[int, set] = defaultdict(set)
+        for p in pairs:
+            if isinstance(p, tuple):
+                a, b = p
+                count[a] += 1
+                count[b] += 1
+                partners[a].add(b)
+                partners[b].add(a)
+            else:
+                count[p] += 1
+        out.update((t, dc, c, len(partners[t])) for t, c in count.items())
+    return out
+
+
+def components_from(pairs_by_dc: dict[int, set]) -> set:
+    """``(tid, component, size)``: components numbered by their least row."""
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for pairs in pairs_by_dc.values():
+        for p in pairs:
+            if isinstance(p, tuple):
+                ra, rb = find(p[0]), find(p[1])
+                if ra != rb:
+                    parent[max(ra, rb)] = min(ra, rb)
+            else:
+                find(p)
+    members: dict[int, list[int]] = defaultdict(list)
+    for t in sorted(parent):
+        members[find(t)].append(t)
+    order = sorted(members, key=lambda r: members[r][0])
+    return {(t, k, len(members[r])) for k, r in enumerate(order) for t in members[r]}
+
+
+def _rows(table: pa.Table) -> set:
+    return set(zip(*[table.column(c).to_pylist() for c in table.column_names], strict=True))
+
+
+def _cells(table: pa.Table, dc: int) -> dict:
+    return {(r["tid"], r["column"]): r["violations"] for r in table.to_pylist() if r["dc"] == dc}
+
+
+PROPERTY = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROPERTY
+@given(data=st.data())
+def test_random_tables_and_dcs_equal_naive(data):
+    table, kinds = data.draw(tables(max_rows=30))
+    rules = [data.draw(dcs(kinds)) for _ in range(data.draw(st.integers(1, 3)))]
+    res = facet.detect(table, dcs=rules)
+    want = {i: naive_pairs(table, dc) for i, dc in enumerate(rules)}
+    assert _rows(res.tuples()) == tuples_from(want)
+    assert _rows(res.components()) == components_from(want)
+    cells = res.cells()
+    for i, dc in enumerate(rules):
+        assert _cells(cells, i) == naive_cells(table, dc), dc.canonical()
+    assert res.tuples().schema.names == ["tid", "dc", "pairs", "partners"]
+
+
+def _pair_files() -> list[tuple[Path, Path]]:
+    out = []
+    for folder in sorted(p for p in (ROOT / "data").rglob("*") if p.is_dir()):
+        files = sorted(folder.glob("*.csv"))
+        dirty = [f for f in files if "dirty" in f.name] or files
+        for rules in sorted(folder.glob("*.txt")):
+            if ("rules" in rules.name or "constraints" in rules.name) and dirty:
+                out.append((dirty[0], rules))
+    return out
+
+
+@pytest.mark.parametrize(("csv", "rules"), _pair_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_rules_file_equals_its_pairs(csv, rules):
+    counted = facet.detect(csv, rules)
+    small = [d.dc for d in counted.dcs if d.violations <= MAX_PAIRS]
+    dc_list = load_dcs(rules)
+    keep = [dc_list[i] for i, d in enumerate(counted.dcs) if d.violations <= MAX_PAIRS]
+    res = facet.detect(csv, dcs=keep, output="pairs")
+    pairs = res.pairs()
+    want: dict[int, set] = defaultdict(set)
+    for dc, t1, t2 in zip(*[pairs.column(c).to_pylist() for c in ("dc", "t1", "t2")], strict=True):
+        want[dc].add(t1 if t2 is None else (t1, t2))
+    for i in range(len(keep)):
+        want.setdefault(i, set())
+    assert _rows(res.tuples()) == tuples_from(want)
+    assert _rows(res.components()) == components_from(want)
+    # every DC (also those with too many pairs to list): pairs per row add up to the count
+    tuples = counted.tuples()
+    for d in counted.dcs:
+        got = [
+            r["pairs"]
+            for r in tuples.filter(pa.compute.equal(tuples.column("dc"), d.id)).to_pylist()
+        ]
+        assert sum(got) == (d.violations if d.arity == 1 else 2 * d.violations), d.dc
+        assert len(got) == d.rows_involved
+    assert len(small) == len(keep)
+
+
+def test_cli_writes_and_prints_row_outputs(tmp_path):
+    dcs = ["zip -> city", "not(t.salary < 40000)"]
+    args = [sys.executable, "-m", "facet", "detect", str(TAX), "--exit-zero"]
+    for d in dcs:
+        args += ["--dc", d]
+    want = facet.detect(TAX, dcs=dcs)
+    for output in ("tuples", "cells", "components"):
+        out = tmp_path / f"{output}.parquet"
+        subprocess.run([*args, "--output", output, "--out", str(out)], check=True,
+                       capture_output=True)  # fmt: skip
+        assert pq.read_table(out).equals(getattr(want, output)())
+        doc = json.loads(subprocess.run([*args, "--output", output, "--format", "json"],
+                                        check=True, capture_output=True, text=True).stdout)  # fmt: skip
+        assert doc[output] == getattr(want, output)().to_pylist()
+        text = subprocess.run([*args, "--output", output], check=True, capture_output=True,
+                              text=True).stdout  # fmt: skip
+        header = ",".join(getattr(want, output)().column_names)
+        assert header in text.splitlines()
+    proc = subprocess.run([*args, "--output", "cells", "--engine", "spark"], capture_output=True,
+                          text=True)  # fmt: skip
+    assert proc.returncode == 2 and "local engine only" in proc.stderr
