@@ -114,6 +114,12 @@ def spark_table(
         framed = frame.select(F.col(quoted(id_column)).cast("long").alias(TID), *cols)
     else:
         framed = with_dense_ids(frame.select(*cols), TID)
+    if text and isinstance(data, str | os.PathLike):
+        # a multi-line CSV is read as one partition per file: spread its numbered
+        # rows by tid ranges, so the per-batch jobs run on every core
+        from facet.engine.spark.connect import session_cores
+
+        framed = framed.repartitionByRange(2 * session_cores(spark), TID)
     framed = framed.persist()
     rows = framed.count()
     table = SparkTable(framed, name, text, all_columns, rows, dict(schema), [])

@@ -283,15 +283,15 @@ def distinct_values_job(spec: TaskSpec, names: list[str]) -> Callable:
     distinct values, up to 64-bit hash collisions), as ``(column, hash)`` rows."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        seen: dict[int, np.ndarray] = {}
+        parts: dict[int, list[np.ndarray]] = {}
         for batch in batches:
             typed = typed_columns(pa.Table.from_batches([batch]), spec, names)
             for i, c in enumerate(names):
                 arr = typed[c][0].drop_null()
-                h = np.unique(value_hashes(arr).view(np.int64)) if len(arr) else None
-                if h is not None:
-                    seen[i] = h if i not in seen else np.union1d(seen[i], h)
-        for i, h in seen.items():
+                if len(arr):
+                    parts.setdefault(i, []).append(np.unique(value_hashes(arr).view(np.int64)))
+        for i, hs in parts.items():  # one sort per partition and column
+            h = np.unique(np.concatenate(hs))
             yield pa.RecordBatch.from_arrays(
                 [pa.array(np.full(h.size, i, np.int64)), pa.array(h, pa.int64())],
                 ["key", "hash"],
