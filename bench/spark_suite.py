@@ -185,13 +185,14 @@ def write_markdown() -> None:
     lines = ["# facet on Spark vs the local engine and Spark SQL", "",
              "Written by `bench/spark_suite.py` from `spark_suite.jsonl` (latest record of each "
              "cell). Seconds: the DC's time (facet: planning + detection after loading; Spark "
-             "SQL: the self-join's `count(*)` on the cached, typed table); medians.", ""]  # fmt: skip
+             "SQL: the self-join's `count(*)` on the cached, typed table); medians. Ratios "
+             "compare systems within one run-set (a row), never across rows.", ""]  # fmt: skip
     for part in ("compare", "cores", "huge"):
         cells = [r for k, r in latest.items() if k[0] == part]
         if not cells:
             continue
         m = cells[-1]["machine"]
-        lines += [f"## {part}", "", f"`{cells[-1]['command']}` -- {m['date']}, "
+        lines += [f"## {part}", "", f"Latest: `{cells[-1]['command']}` -- {m['date']}, "
                   f"{m['nproc']} cores, {m['mem_total_gib']} GiB, commit "
                   f"{(m.get('git_commit') or '')[:10]}{' (dirty)' if m.get('git_dirty') else ''}", ""]  # fmt: skip
         if part == "compare":
@@ -204,13 +205,15 @@ def write_markdown() -> None:
                     else f"{sql['status']} (>{r['timeout']:.0f} s)"
                 )
                 ratio = r["sql_over_spark"]
-                rows.append([r["cell"], f"{r['rows']:,}", _s(r["local"]["seconds"]),
+                run = f"{(r['machine'].get('git_commit') or '')[:7]} {r['machine']['date'][:16]}"
+                rows.append([r["cell"], run, f"{r['rows']:,}", _s(r["local"]["seconds"]),
                              _s(r["spark"]["seconds"]), sql_s,
                              ratio if isinstance(ratio, str) else (f"{ratio:.1f}x" if ratio else "-"),
                              common.fmt_bytes(r["spark"]["rss"]), r["spark"]["violations"],
                              "yes" if r["counts_agree"] else "NO"])  # fmt: skip
             lines.append(common.markdown_table(
-                ["DC", "rows", "local", "spark local[2]", "Spark SQL", "SQL / spark",
+                ["DC", "run (commit, date)", "rows", "local", "spark local[2]", "Spark SQL",
+                 "SQL / spark",
                  "spark peak RSS (process group)", "violations", "counts agree"], rows))  # fmt: skip
         elif part == "cores":
             rows = [[r["cell"], f"{r['rows']:,}", _s(r["local_1"]["seconds"]),
