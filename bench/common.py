@@ -415,6 +415,7 @@ def run_facet(
                 warmup_seconds=doc.get("warmup_seconds"),
                 rows=doc.get("rows"),
                 canonical=d.get("dc"),
+                work=d.get("work"),
             )
         except (ValueError, KeyError, IndexError, TypeError) as e:
             out.update(status="bad-output", error=f"{e}: {r.stdout[:500]!r}")

@@ -4,6 +4,7 @@
         [--only ID ...] [--master local[2]]
     python bench/spark_suite.py cores [--rows 10000000] [--only ID]
     python bench/spark_suite.py huge [--rows 100000000] [--master local-cluster[2,1,4096]]
+    python bench/spark_suite.py skew [--rows 1000000] [--master local[2]]
 
 Every run is its own process under ``bench/common.py``'s watchdog (timeout, peak RSS of the
 whole process group: the driver, its JVM, executors and Python workers).
@@ -22,6 +23,11 @@ whole process group: the driver, its JVM, executors and Python workers).
   ``discount``: 11 values, as lineitem's) written once to Parquet, counted by the Spark
   engine for ``not(t.price > t'.price and t.discount < t'.discount)`` on ``--master``; time
   and peak memory recorded.
+* **skew**: ``--rows`` generated rows whose key ``k`` holds 30% of them in one value (the
+  rest spread over 5,000 values), counted by the Spark engine for ``not(t.k = t'.k and
+  t.v < t'.v and t.w > t'.w)``; the JSON's ``work`` gives the rows of the largest task,
+  recorded with the bound the heavy key's sub-blocks keep it under (twice a task's share,
+  ``max(rows / tasks, Config.spark_split_rows)``).
 
 Records append to ``bench/results/spark_suite.jsonl``; ``bench/results/spark_suite.md`` is
 rewritten from the latest record of every cell.
@@ -44,6 +50,7 @@ REPO = common.REPO
 RESULTS = REPO / "bench" / "results"
 JSONL = RESULTS / "spark_suite.jsonl"
 HUGE_DC = "not(t.price > t'.price and t.discount < t'.discount)"
+SKEW_DC = "not(t.k = t'.k and t.v < t'.v and t.w > t'.w)"
 FD_SHAPED = ("tax_zip_city", "tax_phone")
 
 
@@ -173,6 +180,44 @@ def huge(ctx) -> int:
     return 0 if r["status"] == "ok" else 1
 
 
+def skew_table(rows: int, work: Path) -> Path:
+    """``rows`` rows of (k, v, w) with 30% of them in key 0, written once to Parquet."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = work / f"skew30_{rows}.parquet"
+    if not out.exists():
+        rng = np.random.default_rng(7)
+        key = np.where(rng.random(rows) < 0.3, 0, rng.integers(1, 5_001, rows))
+        table = pa.table({"k": key, "v": rng.integers(0, 1_000_000, rows),
+                          "w": rng.integers(0, 1_000, rows)})  # fmt: skip
+        tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
+        pq.write_table(table, tmp)
+        tmp.rename(out)
+    return out
+
+
+def skew(ctx) -> int:
+    from facet.engine.spark.connect import cores_of
+    from facet.planner.config import DEFAULT
+
+    file = skew_table(ctx.rows, ctx.work_dir)
+    _log(f"skew: {ctx.rows:,} rows, 30% in one key, on {ctx.master}: {SKEW_DC}")
+    runs = [facet_run(ctx, file, SKEW_DC, ctx.master) for _ in range(ctx.repeats)]
+    tasks = 2 * cores_of(ctx.master)
+    share = max(-(-ctx.rows // tasks), DEFAULT.spark_split_rows)
+    work = next((r["work"] for r in runs if r.get("work")), None) or []
+    largest = max((w.get("largest_task_rows", 0) for w in work), default=None)
+    record(ctx, "skew", "k30", dc=SKEW_DC, file=file.name, rows=ctx.rows, master=ctx.master,
+           repeats=ctx.repeats, timeout=ctx.timeout, heavy_rows=int(0.3 * ctx.rows),
+           share=share, bound=2 * share, largest_task_rows=largest, work=work,
+           spark=summary(runs))  # fmt: skip
+    write_markdown()
+    ok = all(r["status"] == "ok" for r in runs) and largest is not None and largest <= 2 * share
+    return 0 if ok else 1
+
+
 def _s(x) -> str:
     return "-" if x is None else common.fmt_seconds(x)
 
@@ -187,7 +232,7 @@ def write_markdown() -> None:
              "cell). Seconds: the DC's time (facet: planning + detection after loading; Spark "
              "SQL: the self-join's `count(*)` on the cached, typed table); medians. Ratios "
              "compare systems within one run-set (a row), never across rows.", ""]  # fmt: skip
-    for part in ("compare", "cores", "huge"):
+    for part in ("compare", "cores", "huge", "skew"):
         cells = [r for k, r in latest.items() if k[0] == part]
         if not cells:
             continue
@@ -222,6 +267,15 @@ def write_markdown() -> None:
                      r["local_2"]["violations"]] for r in cells]  # fmt: skip
             lines.append(common.markdown_table(
                 ["DC", "rows", "local[1]", "local[2]", "speedup", "violations"], rows))  # fmt: skip
+        elif part == "skew":
+            rows = [[r["cell"], f"{r['rows']:,}", r["master"], r["spark"]["status"],
+                     _s(r["spark"]["seconds"]), f"{r['heavy_rows']:,}",
+                     sum(w.get("tasks", 0) for w in r["work"]),
+                     f"{r['largest_task_rows']:,}" if r["largest_task_rows"] else "-",
+                     f"{r['bound']:,}", r["spark"]["violations"]] for r in cells]  # fmt: skip
+            lines.append(common.markdown_table(
+                ["DC", "rows", "master", "status", "seconds", "rows of the heavy key", "tasks",
+                 "largest task's rows", "bound (2 x share)", "violations"], rows))  # fmt: skip
         else:
             rows = [[r["cell"], f"{r['rows']:,}", r["master"], r["spark"]["status"],
                      _s(r["spark"]["seconds"]), _s(r["spark"]["wall"]),
@@ -237,7 +291,7 @@ def write_markdown() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("part", choices=("compare", "cores", "huge"))
+    ap.add_argument("part", choices=("compare", "cores", "huge", "skew"))
     ap.add_argument("--rows", type=int, default=None)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=600.0)
@@ -247,7 +301,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rss-limit-gib", type=float, default=None)
     ctx = ap.parse_args(argv)
     ctx.rows = (
-        ctx.rows or {"compare": 1_000_000, "cores": 10_000_000, "huge": 100_000_000}[ctx.part]
+        ctx.rows
+        or {"compare": 1_000_000, "cores": 10_000_000, "huge": 100_000_000, "skew": 1_000_000}[
+            ctx.part
+        ]
     )
     ctx.master = ctx.master or ("local-cluster[2,1,4096]" if ctx.part == "huge" else "local[2]")
     ctx.work_dir = Path(ctx.work)
@@ -257,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("no facet executable: run scripts/setup.sh")
     ctx.rss_limit = common.rss_limit(ctx.rss_limit_gib)
     ctx.machine = common.machine_info(("pyspark", "numpy", "numba", "pyarrow", "duckdb"))
-    return {"compare": compare, "cores": cores, "huge": huge}[ctx.part](ctx)
+    return {"compare": compare, "cores": cores, "huge": huge, "skew": skew}[ctx.part](ctx)
 
 
 if __name__ == "__main__":

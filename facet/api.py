@@ -126,6 +126,14 @@ def open_session(
         monitor.start("load")
         opened = _open_spark(data, dc_list, use, schema_map, config, master, id_column, on_warning)
         monitor.end()
+        # the Python workers import facet and load the kernels the tasks will run,
+        # as the local engine does before anything is timed (warmup_seconds)
+        from facet.engine.spark.workers import warm_workers
+
+        kernels = run_kernels(dc_list, config.but(threads=1), outputs, execute=execute)
+        monitor.start("warmup")
+        opened.warmup_seconds = warm_workers(opened.session.engine, kernels)
+        monitor.end()
         return opened
     t0 = time.perf_counter()
     monitor.start("load")
@@ -423,6 +431,7 @@ def _detect(
             r,
             seconds + shared,
             arity=session.normal[i].arity,
+            work=_work(session.engine, i),
         )
         for i, (dc, (v, r, seconds)) in enumerate(zip(dc_list, counts, strict=True))
     ]
@@ -483,6 +492,18 @@ def _detect(
         else:
             result._blocks = table
     return result
+
+
+def _work(engine: Any, i: int) -> list[dict[str, Any]] | None:
+    """The spreads a distributed engine recorded for DC ``i`` (JSON ``work``)."""
+    records = [dict(w) for w in getattr(engine, "work", ()) if w.get("dc") == i]
+    for w in records:
+        w.pop("dc", None)
+        if isinstance(w.get("key"), tuple):
+            w["key"] = list(w["key"])
+        if isinstance(w.get("ranges"), tuple):
+            w["ranges"] = list(w["ranges"])
+    return records or None
 
 
 def _describe(dc: DC, i: int) -> str:

@@ -24,6 +24,8 @@ class DCResult:
     arity: int = 2
     #: pairs (or blocks) written/kept for this DC when the output asked for them
     written: int | None = None
+    #: how a distributed engine spread this DC's pairs (docs/semantics.md §7)
+    work: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -38,6 +40,8 @@ class DCResult:
             d["single_tuple"] = True
         if self.written is not None:
             d["written"] = self.written
+        if self.work:
+            d["work"] = self.work
         return d
 
 

@@ -84,6 +84,10 @@ class Config:
     spark_task_rows: int = 10_000_000
     #: rows per Arrow batch handed to and from the Python workers
     spark_batch_rows: int = 100_000
+    #: range partitioning: pairs of ranges that satisfy the order predicate for every
+    #: row are counted from per-range value counts of the other predicate's columns
+    #: when there are at most this many (distinct values x ranges), else by tasks
+    spark_summary_values: int = 2_000_000
 
     # ------------------------------------------------------------------ encoding
     #: several components encode on parallel threads from this many rows

@@ -16,10 +16,12 @@ import os
 import subprocess
 import sys
 import textwrap
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.csv
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -276,6 +278,14 @@ def test_a_key_with_30_percent_of_the_rows_is_spread(spark):
     assert heavy > share and sorted(sizes)[-4:] != [2 * heavy] * 4
     local = facet.detect(table, dcs=[dc]).dcs[0]
     assert session.count(0) == (local.violations, local.rows_involved)
+    # the run's JSON records the same bound: the largest task's rows
+    res = facet.detect(table, dcs=[dc], engine="spark", config=config)
+    (work,) = res.to_dict()["dcs"][0]["work"]
+    assert work["tasks"] == 8 and work["key"] == ["k", "k"]
+    # (rows a task got once each: a row sent as t and as t' counts once)
+    assert share < work["largest_task_rows"] <= max(sizes) <= 2 * share
+    assert n <= work["task_rows"] <= sum(sizes)
+    assert res.dcs[0].violations == local.violations
 
 
 def test_a_dc_without_equality_is_range_partitioned_and_pruned(spark):
@@ -300,11 +310,131 @@ def test_a_dc_without_equality_is_range_partitioned_and_pruned(spark):
         assert session.count(i) == (local.dcs[i].violations, local.dcs[i].rows_involved)
     ranged = [w for w in session.engine.work if w.get("ranges")]
     assert len(ranged) == 2 and all(w["pruned"] > 0 for w in ranged)
+    # two predicates over numbers: range pairs on either side of the diagonal
+    # are counted from value counts; three predicates: every pair is a task
+    assert ranged[0]["summarized"] > 0 and ranged[1]["summarized"] == 0
     assert all(w["tasks"] > 0 and w["ranges"][1] >= 20_000 / 3_000 for w in ranged)
     small = table.slice(0, 600)
     got = facet.detect(small, dcs=dcs, engine="spark", output="pairs",
                        config=Config(spark_split_rows=50, spark_tasks=4))  # fmt: skip
     assert _triples(got.pairs()) == _triples(facet.detect(small, dcs=dcs, output="pairs").pairs())
+
+
+def test_keys_spark_computes_itself_count_as_the_local_engine(spark, tmp_path):
+    """Equality keys of text and whole-number columns are Spark's own hashes (no
+    Python pass); a key of other values is the tasks'.  Both give the local
+    counts, with NULLs, empty strings, int32 against int64 and booleans."""
+    n = 3_000
+    rng = np.random.default_rng(11)
+    words = np.array(["x", "y", "", "x ", "Y", "é"], dtype=object)
+    s = [None if i % 50 == 0 else words[v] for i, v in enumerate(rng.integers(0, 6, n))]
+    table = pa.table({
+        "a": pa.array(rng.integers(0, 40, n), pa.int32()),
+        "b": pa.array([None if i % 31 == 0 else int(v) for i, v in
+                       enumerate(rng.integers(0, 40, n))], pa.int64()),
+        "f": pa.array(rng.integers(0, 2, n).astype(bool)),
+        "x": rng.integers(0, 9, n).astype(np.float64),
+        "c": pa.array(rng.integers(0, 9, n), pa.int16()),
+        "s": pa.array(s, pa.string()),
+        "v": rng.integers(0, 100, n),
+        "dec": pa.array([None if i % 40 == 0 else Decimal(int(v)) / 4 for i, v in
+                         enumerate(rng.integers(0, 30, n))], pa.decimal128(10, 2)),
+        "fl": pa.array(rng.choice([-0.0, 0.0, np.nan, 1.5, 2.25], n)),
+        "ts": pa.array(rng.integers(0, 20, n) * 1_000_000, pa.timestamp("us", tz="UTC")),
+    })  # fmt: skip
+    native = ["not(t.a = t'.b and t.v < t'.v)", "not(t.s = t'.s and t.v > t'.v)",
+              "not(t.f = t'.f and t.a = t'.a and t.v != t'.v)",
+              "not(t.dec = t'.dec and t.v < t'.v)", "not(t.fl = t'.fl and t.v > t'.v)",
+              "not(t.ts = t'.ts and t.v != t'.v)"]  # fmt: skip
+    tasks = ["not(t.x = t'.c and t.v < t'.v)", "not(t.v = t'.v and t.x > t'.x)"]
+    csv = tmp_path / "t.csv"
+    pa.csv.write_csv(table, csv)
+    for data in (table, csv):
+        opened = open_session(data, dcs=native + tasks, engine="spark")
+        engine = opened.session.engine
+        local = facet.detect(data, dcs=native + tasks)
+        for i in range(len(native) + len(tasks)):
+            got = opened.session.count(i)
+            assert got == (local.dcs[i].violations, local.dcs[i].rows_involved), i
+        assert engine._native_keys("s", "s") is not None
+        assert engine._native_keys("a", "b") is not None  # int32 and int64, or CSV text
+        assert engine._native_keys("x", "c") is None  # numbers that are not all whole
+        for c in ("dec", "fl", "ts"):  # one column: its own values are keys
+            assert engine._native_keys(c, c) is not None
+        # an ordered CSV column is a number facet parses; a typed one is Spark's long
+        assert (engine._native_keys("v", "v") is None) == (data is csv)
+
+
+OPS = ["<", "<=", ">", ">=", "=", "!="]
+_HOLDS = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+          "=": np.equal, "!=": np.not_equal}  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    a=st.lists(st.integers(-5, 5), max_size=30),
+    b=st.lists(st.integers(-5, 5), max_size=30),
+    op=st.sampled_from(OPS),
+)
+def test_pairs_satisfying_and_has_partner_equal_their_naive_twins(a, b, op):
+    """The range summaries' arithmetic: pairs ``x op y`` from value counts, and
+    whether a value has a partner, against all pairs."""
+    from facet.engine.spark.tasks import has_partner, pairs_satisfying
+
+    x, y = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    va, ca = np.unique(x, return_counts=True)
+    vb, cb = np.unique(y, return_counts=True)
+    want = int(_HOLDS[op](x[:, None], y[None, :]).sum()) if x.size and y.size else 0
+    assert pairs_satisfying(va, ca, op, vb, cb) == want
+    partner = _HOLDS[op](x[:, None], vb[None, :]).any(axis=1) if vb.size else x < x
+    assert np.array_equal(has_partner(x, op, vb), partner)
+
+
+def test_summary_mode_is_exact_or_none():
+    from facet.engine.spark.tasks import exact_numbers, summary_mode
+
+    assert summary_mode([pa.int32(), pa.int64()]) == "int"
+    assert summary_mode([pa.bool_(), pa.int8()]) == "int"
+    assert summary_mode([pa.timestamp("us"), pa.timestamp("us")]) == "int"
+    assert summary_mode([pa.timestamp("us"), pa.timestamp("ns")]) is None
+    assert summary_mode([pa.timestamp("us"), pa.int64()]) is None
+    assert summary_mode([pa.float32(), pa.float64()]) == "float"
+    for bad in ([pa.uint64(), pa.int64()], [pa.int64(), pa.float64()],
+                [pa.decimal128(10, 2)] * 2, [pa.string()] * 2):  # fmt: skip
+        assert summary_mode(bad) is None
+    x, ok = exact_numbers(pa.array([2**62 + 1, None, -3], pa.int64()), "int")
+    assert x[0] == 2**62 + 1 and list(ok) == [True, False, True]
+    f, ok = exact_numbers(pa.array([-0.0, float("nan"), None, 1.5]), "float")
+    assert str(f[0]) == "0.0" and list(ok) == [True, False, False, True]
+
+
+@PROPERTY
+@given(data=st.data())
+def test_range_pairs_counted_from_summaries_equal_naive(spark, data):
+    """DCs without an equality whose range pairs are counted from value counts
+    (two predicates, the first over one column): counts and rows involved as
+    naive.py finds them, with NULL, NaN, -0.0, ties and tiny ranges."""
+    n = data.draw(st.integers(0, 70))
+    ints = st.one_of(st.none(), st.integers(-4, 4))
+    floats = st.one_of(st.none(), st.sampled_from([-1.5, -0.0, 0.0, 0.5, 2.0, float("nan")]))
+    table = pa.table({
+        "a": pa.array(data.draw(st.lists(st.one_of(ints, st.integers(-50, 50)), min_size=n,
+                                         max_size=n)), pa.int64()),
+        "b": pa.array(data.draw(st.lists(ints, min_size=n, max_size=n)), pa.int64()),
+        "d": pa.array(data.draw(st.lists(ints, min_size=n, max_size=n)), pa.int32()),
+        "c": pa.array(data.draw(st.lists(floats, min_size=n, max_size=n)), pa.float64()),
+    })  # fmt: skip
+    op1 = data.draw(st.sampled_from(OPS[:4]))
+    op2 = data.draw(st.sampled_from(OPS))
+    x, y = data.draw(st.sampled_from([("b", "b"), ("b", "d"), ("c", "c")]))
+    dc = f"not(t.a {op1} t'.a and t.{x} {op2} t'.{y})"
+    config = Config(spark_split_rows=1, spark_tasks=data.draw(st.integers(1, 4)),
+                    spark_task_rows=data.draw(st.integers(1, 9)))  # fmt: skip
+    dc_ast = load_dcs(dcs=[dc])[0]
+    pairs = naive_pairs(table, dc_ast)
+    rows = {t for p in pairs for t in p}
+    opened = open_session(table, dcs=[dc], engine="spark", config=config)
+    assert opened.session.count(0) == (len(pairs), len(rows)), dc
 
 
 def test_progress_reports_the_engine_steps(spark):

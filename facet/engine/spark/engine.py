@@ -35,7 +35,7 @@ import pyarrow as pa
 
 from facet.engine.base import Capabilities, Engine
 from facet.engine.spark.connect import session_cores
-from facet.engine.spark.table import SparkTable
+from facet.engine.spark.table import SparkTable, quoted
 from facet.engine.spark.tasks import (
     BLOCKS_SCHEMA,
     COUNT_SCHEMA,
@@ -48,6 +48,7 @@ from facet.engine.spark.tasks import (
     PAIRS_SCHEMA,
     RIGHT,
     SIDES_SCHEMA,
+    SUMMARY_SCHEMA,
     TASK,
     TID,
     TRIE_SCHEMA,
@@ -58,8 +59,12 @@ from facet.engine.spark.tasks import (
     keyed_job,
     order_keys_job,
     pair_task,
+    pairs_satisfying,
+    range_involved_job,
+    range_summary_job,
     sides_job,
     single_rows_job,
+    summary_mode,
     trie_task,
     typed_columns,
 )
@@ -87,6 +92,9 @@ class Spread:
     exclusive: bool
     #: rows per task, the largest and the total (the work recorded per run)
     tasks: int = 0
+    #: pairs counted from per-range summaries instead of tasks: (violations, a
+    #: frame of the tids those pairs involve)
+    summary: tuple[int, Any] | None = None
 
 
 class SparkEngine(Engine):
@@ -110,6 +118,7 @@ class SparkEngine(Engine):
         self._sides: dict[int, Sides] = {}
         self._stats: Any = None
         self._kinds: dict[str, str] | None = None
+        self._types: dict[str, pa.DataType] = {}
         #: per run of pair work: (DC, tasks, largest task's rows, all tasks' rows)
         self.work: list[dict[str, Any]] = []
 
@@ -172,21 +181,30 @@ class SparkEngine(Engine):
         job, spread = self._job("count", plan, groups, None)
         self.step(f"{spread.tasks} tasks")
         out = spread.frame.groupBy(TASK).applyInArrow(self.task_function(job), ddl(COUNT_SCHEMA))
+        sizes = (F.max("task_rows").alias("largest"), F.sum("task_rows").alias("shipped"))
+        if spread.exclusive:  # no row in two tasks: rows involved add up, one job
+            row = out.agg(
+                F.sum("violations").alias("v"), F.sum("rows").alias("r"), *sizes
+            ).collect()[0]
+            self._sizes(groups.dc, row)
+            return int(row["v"] or 0), int(row["r"] or 0)
+        summed, summary_tids = spread.summary or (0, None)
         out = out.persist()
         try:
             totals = out.agg(
                 F.sum("violations").alias("v"),
                 F.sum(F.when(F.col("tids").isNull(), F.col("rows"))).alias("r"),
+                *sizes,
             ).collect()[0]
-            shared = (
-                out.where(F.col("tids").isNotNull())
-                .select(F.explode("tids").alias("t"))
-                .agg(F.count_distinct("t").alias("r"))
-                .collect()[0]
-            )
+            self._sizes(groups.dc, totals)
+            tids = out.where(F.col("tids").isNotNull()).select(F.explode("tids").alias("t"))
+            if summary_tids is not None:
+                tids = tids.unionByName(summary_tids.select(F.col(TID).alias("t")))
+            shared = tids.agg(F.count_distinct("t").alias("r")).collect()[0]
         finally:
             out.unpersist()
-        return int(totals["v"] or 0), int(totals["r"] or 0) + int(shared["r"] or 0)
+        violations = int(totals["v"] or 0) + summed
+        return violations, int(totals["r"] or 0) + int(shared["r"] or 0)
 
     def count_trie(
         self, plans: dict[int, Plan], seqs: dict[int, list[Stage]], ids: list[int]
@@ -298,12 +316,14 @@ class SparkEngine(Engine):
         todo = plan.stages if stages is None else stages
         if key is None and not groups.done and todo:
             key = _spread_key(todo[0])
-        spread = self._spread(groups.dc, key)
+        whole = output == "count" and not groups.done and stages is None
+        spread = self._spread(groups.dc, key, summarize=whole)
         job = PairJob(output, groups.dc, plan, list(groups.done), stages, spread.exclusive)
         return job, spread
 
-    def _spread(self, dc: int, key: tuple[str, str] | None) -> Spread:
-        """Rows with ``_facet_task`` and side flags for DC ``dc``'s pair work."""
+    def _spread(self, dc: int, key: tuple[str, str] | None, summarize: bool = False) -> Spread:
+        """Rows with ``_facet_task`` and side flags for DC ``dc``'s pair work
+        (``summarize``: the whole DC is counted, so range pairs may be summarized)."""
         from pyspark.sql import functions as F  # noqa: N812
 
         self.step("spreading rows")
@@ -316,9 +336,14 @@ class SparkEngine(Engine):
         if key is None:
             pred = self._range_predicate(dc) if n > limit else None
             if pred is not None:
-                s = max(2, round(math.sqrt(2 * tasks)), math.ceil(n / limit))
+                # with summaries only the ranges' own pairs are tasks: as many as
+                # the tasks; else every range pair may be one: about sqrt(2 tasks)
+                s = max(2, tasks, math.ceil(n / limit))
+                rest = self._summary_predicate(dc, pred, s) if summarize else None
+                if rest is None:
+                    s = max(2, round(math.sqrt(2 * tasks)), math.ceil(n / limit))
                 self.step(f"ranges of {pred.a}")
-                return self._ranges(dc, pred, s)
+                return self._ranges(dc, pred, s, rest)
             s = max(1, round(math.sqrt(tasks))) if n > limit else 1
             rows = frame.withColumn("_facet_k", F.lit(0).cast("long"))
             rows = rows.withColumn(LEFT, F.lit(True)).withColumn(RIGHT, F.lit(True))
@@ -327,8 +352,11 @@ class SparkEngine(Engine):
             self._record(dc, None, s * s, n)
             return Spread(spread, exclusive=s == 1, tasks=s * s)
         a, b = key
-        schema = _with_keys(frame.schema)
-        keyed = frame.mapInArrow(keyed_job(self.spec, a, b), schema)
+        native = self._native_keys(a, b)
+        if native is not None:  # keys computed by Spark itself: no Python pass
+            keyed = frame.withColumn(KEY_L, native[0]).withColumn(KEY_R, native[1])
+        else:
+            keyed = frame.mapInArrow(keyed_job(self.spec, a, b), _with_keys(frame.schema))
         lefts = keyed.where(F.col(KEY_L).isNotNull()).select(
             F.col(KEY_L).alias("_facet_k"),
             *[c for c in frame.columns],
@@ -344,7 +372,8 @@ class SparkEngine(Engine):
                 F.lit(True).alias(RIGHT),
             )
             rows = lefts.unionByName(rights)
-        rows = rows.persist()
+        if native is None:  # the Python pass once, not once per job reading it
+            rows = rows.persist()
         counts = (
             rows.groupBy("_facet_k")
             .agg(F.count(F.lit(1)).alias("n"))
@@ -359,6 +388,61 @@ class SparkEngine(Engine):
             frame_out, exclusive=a == b and not heavy, tasks=tasks + sum(s * s for _, s in heavy)
         )
 
+    def native_values(self, column: str) -> Any:
+        """A Spark expression whose values are equal exactly when facet finds
+        ``column``'s values equal (docs/semantics.md §4), else None: text
+        compared as text (byte for byte; an empty CSV field is NULL), and typed
+        columns of the kind their Spark type gives -- whole numbers, booleans,
+        decimals and timestamps as they are, floats with NaN as NULL and
+        ``-0.0`` as ``0.0``.  Values typed by facet (CSV numbers and times, a
+        ``schema=`` override, a component mixing kinds) have none."""
+        from pyspark.sql import functions as F  # noqa: N812
+        from pyspark.sql import types as T  # noqa: N812
+
+        typ = next((f.dataType for f in self.table.frame.schema.fields if f.name == column), None)
+        kind = self._kind(column)
+        col = F.col(quoted(column))
+        if kind == "text":
+            if not _binary_string(typ):
+                return None
+            return F.when(col != F.lit(""), col) if self.spec.text else col
+        natural = {
+            "int": T.IntegralType, "bool": T.BooleanType, "decimal": T.DecimalType,
+            "timestamp": T.TimestampType | T.TimestampNTZType, "float": T.FloatType | T.DoubleType,
+        }  # fmt: skip
+        if self.spec.text or kind not in natural or not isinstance(typ, natural[kind]):
+            return None
+        if kind == "float":
+            return F.when(~F.isnan(col), col + F.lit(0.0).cast(typ))
+        return col
+
+    def _native_keys(self, a: str, b: str) -> tuple[Any, Any] | None:
+        """Spark expressions for the keys of ``t.a = t'.b`` when Spark's own
+        values compare as facet compares them (:meth:`native_values`; across two
+        columns: text with text, or whole numbers of integral or boolean types);
+        None for every other typing, which the tasks key."""
+        from pyspark.sql import functions as F  # noqa: N812
+        from pyspark.sql.types import BooleanType, IntegralType
+
+        types = {f.name: f.dataType for f in self.table.frame.schema.fields}
+        out = []
+        for c in dict.fromkeys((a, b)):
+            values = self.native_values(c)
+            if values is None:
+                return None
+            kind = self._kind(c)
+            if a == b or kind == "text":
+                out.append(F.when(values.isNotNull(), F.xxhash64(values)))
+            elif kind in ("int", "bool") and isinstance(types.get(c), IntegralType | BooleanType):
+                out.append(F.when(values.isNotNull(), F.xxhash64(values.cast("long"))))
+            else:
+                return None
+        if a == b:
+            return out[0], out[0]
+        if self._kind(a) != self._kind(b):
+            return None
+        return out[0], out[1]
+
     def _range_predicate(self, dc: int) -> PairPredicate | None:
         """The DC's first order predicate over columns whose values have a
         float64 order key (numbers, dates, times), if any."""
@@ -372,15 +456,49 @@ class SparkEngine(Engine):
             empty = self.table.frame.limit(0).toArrow()
             typed = typed_columns(empty, self.spec, self.spec.use.columns)
             self._kinds = {c: kind for c, (_, kind) in typed.items()}
+            self._types = {c: arr.type for c, (arr, _) in typed.items()}
         return self._kinds.get(column, "text")
 
-    def _ranges(self, dc: int, pred: PairPredicate, s: int) -> Spread:
+    def _summary_predicate(
+        self, dc: int, pred: PairPredicate, s: int
+    ) -> tuple[PairPredicate, str] | None:
+        """The DC's other predicate, and how its values compare as numbers, when
+        range pairs that satisfy ``pred`` for every row can be counted from
+        per-range value counts: two predicates, ``pred`` over one column (so two
+        different ranges hold different rows), no row filters, values that
+        compare exactly as int64 or float64, and at most
+        ``Config.spark_summary_values`` distinct values times ranges."""
+        from facet.engine.spark.statistics import SparkStatistics
+
+        nd = self.spec.normal[dc]
+        preds = list(dict.fromkeys(nd.preds))
+        if len(preds) != 2 or pred.a != pred.b or nd.side_filters(0) or nd.side_filters(1):
+            return None
+        q = preds[1] if preds[0] == pred else preds[0]
+        self._kind(q.a)
+        mode = summary_mode([self._types[q.a], self._types[q.b]])
+        if mode is None:
+            return None
+        if self._stats is None:
+            self._stats = SparkStatistics(self)
+        values = sum(self._stats.single(c) for c in {q.a, q.b})
+        if values * s > self.config.spark_summary_values:
+            return None
+        return q, mode
+
+    def _ranges(
+        self, dc: int, pred: PairPredicate, s: int, rest: tuple[PairPredicate, str] | None = None
+    ) -> Spread:
         """Range partitioning for a DC without an equality: rows cut into ``s``
         ranges of ``pred``'s column on each side (``t.a`` for ``L``, ``t'.b`` for
         ``R``, bounds from approximate quantiles); a pair of ranges whose
         min/max show that no pair of theirs satisfies ``pred`` gets no task, every
-        other pair is one task.  Rows with NULL in ``pred``'s column satisfy no
-        predicate and go nowhere."""
+        other pair is one task -- except, with ``rest`` (the DC's other predicate
+        ``q`` and how its values compare), a pair of two ranges whose min/max
+        show that every pair of theirs satisfies ``pred``: those are counted from
+        the ranges' value counts of ``q``'s columns, and the rows they involve
+        found from the values each range is paired with.  Rows with NULL in
+        ``pred``'s column satisfy no predicate and go nowhere."""
         from pyspark.sql import functions as F  # noqa: N812
 
         frame = self.table.frame
@@ -407,27 +525,39 @@ class SparkEngine(Engine):
             .agg(F.min(ORDER_L).alias("lo"), F.max(ORDER_L).alias("hi"))
             .collect()
         }
-        lo_hi_r = {
-            int(r["b"]): (r["lo"], r["hi"])
-            for r in rights.groupBy(F.col("_facet_j").alias("b"))
-            .agg(F.min(ORDER_R).alias("lo"), F.max(ORDER_R).alias("hi"))
-            .collect()
-        }
+        lo_hi_r = lo_hi_l  # one column: the same ranges on both sides
+        if pred.a != pred.b:
+            lo_hi_r = {
+                int(r["b"]): (r["lo"], r["hi"])
+                for r in rights.groupBy(F.col("_facet_j").alias("b"))
+                .agg(F.min(ORDER_R).alias("lo"), F.max(ORDER_R).alias("hi"))
+                .collect()
+            }
         pairs = [
             (i, j)
             for i in sorted(lo_hi_l)
             for j in sorted(lo_hi_r)
             if not _never(pred.op, lo_hi_l[i], lo_hi_r[j])
         ]
+        always = []
+        if rest is not None:
+            always = [
+                (i, j) for i, j in pairs if i != j and _always(pred.op, lo_hi_l[i], lo_hi_r[j])
+            ]
+        summary = self._summarize(keyed, rest, bounds, always) if always else None
+        if summary is not None:
+            counted = set(always)
+            pairs = [p for p in pairs if p not in counted]
         self.work.append(
             {"dc": dc, "key": None, "ranges": (pred.text(), len(bounds) + 1),
-             "tasks": len(pairs), "pruned": len(lo_hi_l) * len(lo_hi_r) - len(pairs),
-             "rows": self.rows}
+             "tasks": len(pairs), "pruned": len(lo_hi_l) * len(lo_hi_r) - len(pairs)
+             - (len(always) if summary is not None else 0),
+             "summarized": len(always) if summary is not None else 0, "rows": self.rows}
         )  # fmt: skip
         if not pairs:
             empty = frame.limit(0).select(F.lit(0).cast("long").alias(TASK), *cols)
             empty = empty.withColumn(LEFT, F.lit(True)).withColumn(RIGHT, F.lit(True))
-            return Spread(empty, exclusive=True, tasks=0)
+            return Spread(empty, exclusive=summary is None, tasks=0, summary=summary)
         spark = frame.sparkSession
         table = spark.createDataFrame(
             [(i, j, t) for t, (i, j) in enumerate(pairs)],
@@ -445,7 +575,64 @@ class SparkEngine(Engine):
             F.lit(False).alias(LEFT),
             F.lit(True).alias(RIGHT),
         )
-        return Spread(as_left.unionByName(as_right), exclusive=False, tasks=len(pairs))
+        return Spread(
+            as_left.unionByName(as_right), exclusive=False, tasks=len(pairs), summary=summary
+        )
+
+    def _summarize(
+        self,
+        keyed: Any,
+        rest: tuple[PairPredicate, str],
+        bounds: list[float],
+        always: list[tuple[int, int]],
+    ) -> tuple[int, Any] | None:
+        """The violations of the range pairs ``always`` (every pair of rows
+        satisfies the range predicate; only ``q`` decides) from value counts
+        per range, and a frame of the tids they involve; None when the counts
+        hold more than ``Config.spark_summary_values`` values."""
+        from pyspark.sql import functions as F  # noqa: N812
+
+        q, mode = rest
+        self.step("range summaries")
+        counts = (
+            keyed.mapInArrow(
+                range_summary_job(self.spec, q.a, q.b, mode, bounds), ddl(SUMMARY_SCHEMA)
+            )
+            .groupBy("side", "bucket", "ival", "fval")
+            .agg(F.sum("cnt").alias("cnt"))
+            .toArrow()
+        )
+        if counts.num_rows > self.config.spark_summary_values:
+            return None
+        value = counts.column("ival" if mode == "int" else "fval").to_numpy(zero_copy_only=False)
+        side = counts.column("side").to_numpy()
+        bucket = counts.column("bucket").to_numpy()
+        cnt = counts.column("cnt").to_numpy()
+        hists: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        for key in set(zip(side.tolist(), bucket.tolist(), strict=True)):
+            m = (side == key[0]) & (bucket == key[1])
+            order = np.argsort(value[m], kind="stable")
+            hists[key] = (value[m][order], cnt[m][order])
+        empty = (value[:0], cnt[:0])
+
+        def merged(keys: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+            parts = [hists.get(k, empty) for k in keys]
+            vals, inv = np.unique(np.concatenate([v for v, _ in parts]), return_inverse=True)
+            return vals, np.bincount(inv, np.concatenate([c for _, c in parts])).astype(np.int64)
+
+        violations = 0
+        partners: dict[tuple[int, int], np.ndarray] = {}
+        for i in sorted({i for i, _ in always}):
+            vb, cb = merged([(1, j) for i2, j in always if i2 == i])
+            va, ca = hists.get((0, i), empty)
+            violations += pairs_satisfying(va, ca, q.op, vb, cb)
+            partners[(0, i)] = vb
+        for j in sorted({j for _, j in always}):
+            partners[(1, j)] = merged([(0, i) for i, j2 in always if j2 == j])[0]
+        involved = keyed.mapInArrow(
+            range_involved_job(self.spec, q.a, q.b, q.op, mode, bounds, partners), f"{TID} bigint"
+        )
+        return violations, involved
 
     def _blocks(self, rows: Any, heavy: list[tuple[int, int]], tasks_base: int, light_tasks: int):
         """Task ids: light keys hash to ``0..light_tasks-1``; heavy key ``k`` with
@@ -493,8 +680,27 @@ class SparkEngine(Engine):
         light = light.select(TASK, *keep)
         return light.unionByName(as_left).unionByName(as_right)
 
+    def _sizes(self, dc: int, row: Any) -> None:
+        """Adds the rows the largest task got and all tasks got together to the
+        DC's latest spread (the per-task work a skewed key is bounded by)."""
+        for w in reversed(self.work):
+            if w["dc"] == dc:
+                w["largest_task_rows"] = int(row["largest"] or 0)
+                w["task_rows"] = int(row["shipped"] or 0)
+                return
+
     def _record(self, dc: int, key: Any, tasks: int, rows: int) -> None:
         self.work.append({"dc": dc, "key": key, "tasks": tasks, "rows": rows})
+
+
+def _binary_string(typ: Any) -> bool:
+    """Whether a Spark type is a string compared byte for byte (not a collated one)."""
+    from pyspark.sql.types import StringType
+
+    return isinstance(typ, StringType) and getattr(typ, "collation", None) in (
+        None,
+        "UTF8_BINARY",
+    )
 
 
 def _spread_key(stage: Stage) -> tuple[str, str] | None:
@@ -512,6 +718,16 @@ def _never(op: str, left: tuple[float, float], right: tuple[float, float]) -> bo
     if op in ("<", "<="):
         return lo_l > hi_r
     return hi_l < lo_r
+
+
+def _always(op: str, left: tuple[float, float], right: tuple[float, float]) -> bool:
+    """Whether every ``x`` in ``[left]`` and ``y`` in ``[right]`` (order keys as
+    in :func:`_never`) satisfy ``x op y``: a strict comparison of the keys is a
+    strict one of the values, so ``>=`` and ``<=`` are asked strictly too."""
+    (lo_l, hi_l), (lo_r, hi_r) = left, right
+    if op in ("<", "<="):
+        return hi_l < lo_r
+    return lo_l > hi_r
 
 
 def _with_orders(schema: Any) -> Any:

@@ -169,12 +169,13 @@ def with_dense_ids(frame: Any, column: str) -> Any:
     if not offsets:
         return tagged.withColumn(column, F.col(mid)).drop(mid)
     spark = frame.sparkSession
-    starts = spark.createDataFrame(offsets, "p long, s long")
+    # internal names: a user's column may be called p or s
+    starts = spark.createDataFrame(offsets, "_facet_p long, _facet_s long")
     local = F.col(mid).bitwiseAND(F.lit((1 << 33) - 1))
     return (
-        tagged.join(F.broadcast(starts), part == F.col("p"))
-        .withColumn(column, F.col("s") + local)
-        .drop(mid, "p", "s")
+        tagged.join(F.broadcast(starts), part == F.col("_facet_p"))
+        .withColumn(column, F.col("_facet_s") + local)
+        .drop(mid, "_facet_p", "_facet_s")
     )
 
 

@@ -225,6 +225,165 @@ def order_keys_job(spec: TaskSpec, a: str, b: str) -> Callable:
     return run
 
 
+def exact_numbers(typed: pa.Array, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """A typed column as numbers that compare exactly as its values do
+    (``mode`` ``"int"``: int64 -- whole numbers, booleans, dates, times;
+    ``"float"``: float64 with ``-0.0 = 0.0``), and which rows have one (NULL and
+    NaN have none, docs/semantics.md §4.1)."""
+    t = typed.type
+    if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t):
+        typed = typed.cast(pa.int64() if t.bit_width == 64 else pa.int32())
+    valid = np.asarray(typed.is_valid().to_numpy(zero_copy_only=False), bool)
+    if mode == "int":
+        x = pc.fill_null(pc.cast(typed, pa.int64()), 0)
+        return np.asarray(x.to_numpy(zero_copy_only=False), np.int64), valid
+    x = np.asarray(pc.fill_null(pc.cast(typed, pa.float64()), 0.0).to_numpy(), np.float64) + 0.0
+    return x, valid & ~np.isnan(x)
+
+
+def summary_mode(types: list[pa.DataType]) -> str | None:
+    """``"int"`` or ``"float"`` when columns of these Arrow types (typed as the
+    encoder types them) compare exactly as int64 or as float64 numbers; None
+    otherwise (decimals, uint64, mixed whole and fractional numbers, text)."""
+    ints = [
+        pa.types.is_boolean(t)
+        or (pa.types.is_integer(t) and t != pa.uint64())
+        or pa.types.is_date(t)
+        or pa.types.is_time(t)
+        or pa.types.is_timestamp(t)
+        for t in types
+    ]
+    temporal = [t for t in types if pa.types.is_temporal(t)]
+    if all(ints) and (not temporal or (len(temporal) == len(types) and len(set(types)) == 1)):
+        return "int"
+    if all(pa.types.is_floating(t) for t in types):
+        return "float"
+    return None
+
+
+def _buckets(keys: pa.Array, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's range (the number of bounds at or below its order key, as the
+    driver's Spark expression counts them) and whether it has a key."""
+    valid = np.asarray(keys.is_valid().to_numpy(zero_copy_only=False), bool)
+    k = np.asarray(pc.fill_null(keys, 0.0).to_numpy(), np.float64)
+    return np.searchsorted(bounds, k, side="right").astype(np.int64), valid
+
+
+SUMMARY_SCHEMA = pa.schema(
+    [("side", pa.int64()), ("bucket", pa.int64()), ("ival", pa.int64()),
+     ("fval", pa.float64()), ("cnt", pa.int64())]
+)  # fmt: skip
+
+
+def range_summary_job(spec: TaskSpec, a: str, b: str, mode: str, bounds: list[float]) -> Callable:
+    """Per batch: how many rows of each range hold each value of column ``a``
+    (side 0, the ``t`` rows) and of column ``b`` (side 1, the ``t'`` rows) --
+    ranges of the order keys ``ORDER_L`` (side 0) and ``ORDER_R`` (side 1)."""
+    edges = np.asarray(bounds, np.float64)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            table = pa.Table.from_batches([batch])
+            typed = typed_columns(table, spec, [a, b])
+            for side, col, order in ((0, a, ORDER_L), (1, b, ORDER_R)):
+                x, ok = exact_numbers(typed[col][0], mode)
+                bucket, has = _buckets(table.column(order).combine_chunks(), edges)
+                keep = ok & has
+                if not keep.any():
+                    continue
+                pairs = np.empty(int(keep.sum()), [("b", np.int64), ("v", x.dtype)])
+                pairs["b"], pairs["v"] = bucket[keep], x[keep]
+                uniq, cnt = np.unique(pairs, return_counts=True)
+                n = len(uniq)
+                ival = pa.array(uniq["v"], pa.int64()) if mode == "int" else pa.nulls(n, pa.int64())
+                fval = pa.array(uniq["v"], pa.float64()) if mode == "float" else pa.nulls(n)
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array(np.full(n, side, np.int64)), pa.array(uniq["b"]), ival,
+                     fval.cast(pa.float64()), pa.array(cnt.astype(np.int64))],
+                    schema=SUMMARY_SCHEMA,
+                )  # fmt: skip
+
+    return run
+
+
+#: ``x op y`` with the sides swapped: ``y flip(op) x``
+FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
+
+
+def has_partner(x: np.ndarray, op: str, values: np.ndarray) -> np.ndarray:
+    """For each ``x``: whether some ``v`` of the sorted distinct ``values``
+    satisfies ``x op v``."""
+    if values.size == 0:
+        return np.zeros(x.shape, bool)
+    if op == "<":
+        return x < values[-1]
+    if op == "<=":
+        return x <= values[-1]
+    if op == ">":
+        return x > values[0]
+    if op == ">=":
+        return x >= values[0]
+    i = np.minimum(np.searchsorted(values, x), values.size - 1)
+    equal = values[i] == x
+    if op == "=":
+        return equal
+    return ~equal | (values.size > 1)
+
+
+def pairs_satisfying(
+    va: np.ndarray, ca: np.ndarray, op: str, vb: np.ndarray, cb: np.ndarray
+) -> int:
+    """Pairs ``(x, y)`` with ``x op y``, ``x`` taken ``ca`` times from the sorted
+    distinct ``va`` and ``y`` ``cb`` times from the sorted distinct ``vb``."""
+    if va.size == 0 or vb.size == 0:
+        return 0
+    c = np.concatenate(([0], np.cumsum(cb, dtype=np.int64)))
+    total = c[-1]
+    lo = c[np.searchsorted(vb, va, side="left")]
+    hi = c[np.searchsorted(vb, va, side="right")]
+    n = {
+        "<": total - hi,
+        "<=": total - lo,
+        ">": lo,
+        ">=": hi,
+        "=": hi - lo,
+        "!=": total - (hi - lo),
+    }
+    return int(np.dot(np.asarray(ca, np.int64), n[op]))
+
+
+def range_involved_job(
+    spec: TaskSpec, a: str, b: str, op: str, mode: str, bounds: list[float],
+    partners: dict[tuple[int, int], np.ndarray],
+) -> Callable:  # fmt: skip
+    """The tids of rows with a partner in the ranges counted from summaries:
+    ``partners[(side, range)]`` holds the values of the other side's column
+    over the ranges paired with it; a ``t`` row (side 0, column ``a``) is
+    involved when ``x op v`` for one of them, a ``t'`` row (side 1, ``b``) when
+    ``v op y``."""
+    edges = np.asarray(bounds, np.float64)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            table = pa.Table.from_batches([batch])
+            typed = typed_columns(table, spec, [a, b])
+            tids = table.column(TID).to_numpy()
+            hit = np.zeros(len(tids), bool)
+            for side, col, order in ((0, a, ORDER_L), (1, b, ORDER_R)):
+                x, ok = exact_numbers(typed[col][0], mode)
+                bucket, has = _buckets(table.column(order).combine_chunks(), edges)
+                rel = op if side == 0 else FLIPPED[op]
+                for k in np.unique(bucket[ok & has]):
+                    values = partners.get((side, int(k)))
+                    if values is None:
+                        continue
+                    rows = np.flatnonzero(ok & has & (bucket == k))
+                    hit[rows[has_partner(x[rows], rel, values)]] = True
+            yield pa.RecordBatch.from_arrays([pa.array(tids[hit], pa.int64())], [TID])
+
+    return run
+
+
 def sides_job(spec: TaskSpec, dc: int) -> Callable:
     """Rows passing the left and the right row filters of DC ``dc``, per batch."""
 
@@ -350,15 +509,17 @@ class PairJob:
 
 
 COUNT_SCHEMA = pa.schema(
-    [("violations", pa.int64()), ("rows", pa.int64()), ("tids", pa.list_(pa.int64()))]
-)
+    [("violations", pa.int64()), ("rows", pa.int64()), ("tids", pa.list_(pa.int64())),
+     ("task_rows", pa.int64())]
+)  # fmt: skip
 PAIRS_SCHEMA = pa.schema([("t1", pa.int64()), ("t2", pa.int64())])
 BLOCKS_SCHEMA = pa.schema([("t1", pa.list_(pa.int64())), ("t2", pa.list_(pa.int64()))])
 
 
 def ddl(schema: pa.Schema) -> str:
     """An Arrow schema of the types above as Spark's DDL string."""
-    names = {pa.int64(): "bigint", pa.bool_(): "boolean", pa.string(): "string"}
+    names = {pa.int64(): "bigint", pa.float64(): "double", pa.bool_(): "boolean",
+             pa.string(): "string"}  # fmt: skip
 
     def one(t: pa.DataType) -> str:
         if pa.types.is_list(t) or pa.types.is_large_list(t):
@@ -466,6 +627,7 @@ def pair_task(spec: TaskSpec, job: PairJob) -> Callable[[pa.Table], pa.Table]:
                     "violations": pa.array([deg.violations], pa.int64()),
                     "rows": pa.array([rows], pa.int64()),
                     "tids": pa.array(listed or [None], pa.list_(pa.int64())),
+                    "task_rows": pa.array([len(tids)], pa.int64()),
                 },
                 schema=COUNT_SCHEMA,
             )
