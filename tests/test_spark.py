@@ -288,7 +288,7 @@ def test_a_key_with_30_percent_of_the_rows_is_spread(spark):
     assert res.dcs[0].violations == local.violations
 
 
-def test_a_dc_without_equality_is_range_partitioned_and_pruned(spark):
+def test_a_dc_without_equality_is_range_partitioned_and_pruned(spark, tmp_path):
     """Ranges of the first inequality's column: pairs of ranges that cannot
     hold a violation get no task; the count stays exact (NULL, NaN, ties)."""
     n = 20_000
@@ -314,6 +314,13 @@ def test_a_dc_without_equality_is_range_partitioned_and_pruned(spark):
     # are counted from value counts; three predicates: every pair is a task
     assert ranged[0]["summarized"] > 0 and ranged[1]["summarized"] == 0
     assert all(w["tasks"] > 0 and w["ranges"][1] >= 20_000 / 3_000 for w in ranged)
+    # the same from CSV: order keys and value counts from facet's typing (tasks)
+    csv = tmp_path / "ranges.csv"
+    pa.csv.write_csv(table, csv)
+    opened = open_session(csv, dcs=dcs[:1], engine="spark", config=config)
+    local = facet.detect(csv, dcs=dcs[:1]).dcs[0]
+    assert opened.session.count(0) == (local.violations, local.rows_involved)
+    assert opened.session.engine.work[-1]["summarized"] > 0
     small = table.slice(0, 600)
     got = facet.detect(small, dcs=dcs, engine="spark", output="pairs",
                        config=Config(spark_split_rows=50, spark_tasks=4))  # fmt: skip
@@ -399,9 +406,15 @@ def test_summary_mode_is_exact_or_none():
     assert summary_mode([pa.timestamp("us"), pa.timestamp("ns")]) is None
     assert summary_mode([pa.timestamp("us"), pa.int64()]) is None
     assert summary_mode([pa.float32(), pa.float64()]) == "float"
+    assert summary_mode([pa.decimal128(15, 2)] * 2) == "int"  # unscaled, one scale
     for bad in ([pa.uint64(), pa.int64()], [pa.int64(), pa.float64()],
-                [pa.decimal128(10, 2)] * 2, [pa.string()] * 2):  # fmt: skip
+                [pa.decimal128(15, 2), pa.decimal128(15, 3)], [pa.decimal128(20, 2)] * 2,
+                [pa.decimal256(10, 2)] * 2, [pa.string()] * 2):  # fmt: skip
         assert summary_mode(bad) is None
+    dec = pa.array([Decimal("1.25"), None, Decimal("-3.50"), Decimal("9999999999999.99")],
+                   pa.decimal128(15, 2))  # fmt: skip
+    x, ok = exact_numbers(dec.slice(1), "int")
+    assert list(x[ok]) == [-350, 999999999999999] and list(ok) == [False, True, True]
     x, ok = exact_numbers(pa.array([2**62 + 1, None, -3], pa.int64()), "int")
     assert x[0] == 2**62 + 1 and list(ok) == [True, False, True]
     f, ok = exact_numbers(pa.array([-0.0, float("nan"), None, 1.5]), "float")
@@ -423,10 +436,12 @@ def test_range_pairs_counted_from_summaries_equal_naive(spark, data):
         "b": pa.array(data.draw(st.lists(ints, min_size=n, max_size=n)), pa.int64()),
         "d": pa.array(data.draw(st.lists(ints, min_size=n, max_size=n)), pa.int32()),
         "c": pa.array(data.draw(st.lists(floats, min_size=n, max_size=n)), pa.float64()),
+        "e": pa.array([None if v is None else Decimal(v) / 4 for v in
+                       data.draw(st.lists(ints, min_size=n, max_size=n))], pa.decimal128(9, 2)),
     })  # fmt: skip
     op1 = data.draw(st.sampled_from(OPS[:4]))
     op2 = data.draw(st.sampled_from(OPS))
-    x, y = data.draw(st.sampled_from([("b", "b"), ("b", "d"), ("c", "c")]))
+    x, y = data.draw(st.sampled_from([("b", "b"), ("b", "d"), ("c", "c"), ("e", "e")]))
     dc = f"not(t.a {op1} t'.a and t.{x} {op2} t'.{y})"
     config = Config(spark_split_rows=1, spark_tasks=data.draw(st.integers(1, 4)),
                     spark_task_rows=data.draw(st.integers(1, 9)))  # fmt: skip

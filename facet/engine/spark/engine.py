@@ -53,14 +53,15 @@ from facet.engine.spark.tasks import (
     TID,
     TRIE_SCHEMA,
     PairJob,
+    RangeSummary,
     TaskSpec,
     TrieJob,
     ddl,
+    exact_numbers,
     keyed_job,
     order_keys_job,
     pair_task,
     pairs_satisfying,
-    range_involved_job,
     range_summary_job,
     sides_job,
     single_rows_job,
@@ -92,9 +93,10 @@ class Spread:
     exclusive: bool
     #: rows per task, the largest and the total (the work recorded per run)
     tasks: int = 0
-    #: pairs counted from per-range summaries instead of tasks: (violations, a
-    #: frame of the tids those pairs involve)
-    summary: tuple[int, Any] | None = None
+    #: violations of the range pairs counted from per-range summaries, and what
+    #: the tasks need to add the rows those pairs involve
+    summed: int = 0
+    summary: RangeSummary | None = None
 
 
 class SparkEngine(Engine):
@@ -187,8 +189,7 @@ class SparkEngine(Engine):
                 F.sum("violations").alias("v"), F.sum("rows").alias("r"), *sizes
             ).collect()[0]
             self._sizes(groups.dc, row)
-            return int(row["v"] or 0), int(row["r"] or 0)
-        summed, summary_tids = spread.summary or (0, None)
+            return int(row["v"] or 0) + spread.summed, int(row["r"] or 0)
         out = out.persist()
         try:
             totals = out.agg(
@@ -197,13 +198,15 @@ class SparkEngine(Engine):
                 *sizes,
             ).collect()[0]
             self._sizes(groups.dc, totals)
-            tids = out.where(F.col("tids").isNotNull()).select(F.explode("tids").alias("t"))
-            if summary_tids is not None:
-                tids = tids.unionByName(summary_tids.select(F.col(TID).alias("t")))
-            shared = tids.agg(F.count_distinct("t").alias("r")).collect()[0]
+            shared = (
+                out.where(F.col("tids").isNotNull())
+                .select(F.explode("tids").alias("t"))
+                .agg(F.count_distinct("t").alias("r"))
+                .collect()[0]
+            )
         finally:
             out.unpersist()
-        violations = int(totals["v"] or 0) + summed
+        violations = int(totals["v"] or 0) + spread.summed
         return violations, int(totals["r"] or 0) + int(shared["r"] or 0)
 
     def count_trie(
@@ -318,7 +321,9 @@ class SparkEngine(Engine):
             key = _spread_key(todo[0])
         whole = output == "count" and not groups.done and stages is None
         spread = self._spread(groups.dc, key, summarize=whole)
-        job = PairJob(output, groups.dc, plan, list(groups.done), stages, spread.exclusive)
+        job = PairJob(
+            output, groups.dc, plan, list(groups.done), stages, spread.exclusive, spread.summary
+        )
         return job, spread
 
     def _spread(self, dc: int, key: tuple[str, str] | None, summarize: bool = False) -> Spread:
@@ -339,7 +344,7 @@ class SparkEngine(Engine):
                 # with summaries only the ranges' own pairs are tasks: as many as
                 # the tasks; else every range pair may be one: about sqrt(2 tasks)
                 s = max(2, tasks, math.ceil(n / limit))
-                rest = self._summary_predicate(dc, pred, s) if summarize else None
+                rest = self._summary_predicate(dc, pred) if summarize else None
                 if rest is None:
                     s = max(2, round(math.sqrt(2 * tasks)), math.ceil(n / limit))
                 self.step(f"ranges of {pred.a}")
@@ -416,6 +421,25 @@ class SparkEngine(Engine):
             return F.when(~F.isnan(col), col + F.lit(0.0).cast(typ))
         return col
 
+    def _native_order(self, column: str) -> Any:
+        """A Spark expression for a float64 order key of ``column`` (as
+        :func:`tasks.order_key`: ``f(x) > f(y)`` implies ``x > y``; NULL for
+        NULL and NaN) when Spark's values are facet's (:meth:`native_values`)
+        and are numbers or timestamps, else None."""
+        from pyspark.sql import functions as F  # noqa: N812
+        from pyspark.sql.types import TimestampType
+
+        values = self.native_values(column)
+        kind = self._kind(column)
+        if values is None or kind not in ("int", "bool", "decimal", "float", "timestamp"):
+            return None
+        if kind == "timestamp":
+            typ = next(f.dataType for f in self.table.frame.schema.fields if f.name == column)
+            if not isinstance(typ, TimestampType):
+                return None
+            return F.unix_micros(values).cast("double")
+        return values.cast("double")
+
     def _native_keys(self, a: str, b: str) -> tuple[Any, Any] | None:
         """Spark expressions for the keys of ``t.a = t'.b`` when Spark's own
         values compare as facet compares them (:meth:`native_values`; across two
@@ -459,17 +483,13 @@ class SparkEngine(Engine):
             self._types = {c: arr.type for c, (arr, _) in typed.items()}
         return self._kinds.get(column, "text")
 
-    def _summary_predicate(
-        self, dc: int, pred: PairPredicate, s: int
-    ) -> tuple[PairPredicate, str] | None:
+    def _summary_predicate(self, dc: int, pred: PairPredicate) -> tuple[PairPredicate, str] | None:
         """The DC's other predicate, and how its values compare as numbers, when
         range pairs that satisfy ``pred`` for every row can be counted from
         per-range value counts: two predicates, ``pred`` over one column (so two
         different ranges hold different rows), no row filters, values that
-        compare exactly as int64 or float64, and at most
-        ``Config.spark_summary_values`` distinct values times ranges."""
-        from facet.engine.spark.statistics import SparkStatistics
-
+        compare exactly as int64 or float64 (the value counts may still turn
+        out too many: :meth:`_summarize`)."""
         nd = self.spec.normal[dc]
         preds = list(dict.fromkeys(nd.preds))
         if len(preds) != 2 or pred.a != pred.b or nd.side_filters(0) or nd.side_filters(1):
@@ -478,11 +498,6 @@ class SparkEngine(Engine):
         self._kind(q.a)
         mode = summary_mode([self._types[q.a], self._types[q.b]])
         if mode is None:
-            return None
-        if self._stats is None:
-            self._stats = SparkStatistics(self)
-        values = sum(self._stats.single(c) for c in {q.a, q.b})
-        if values * s > self.config.spark_summary_values:
             return None
         return q, mode
 
@@ -502,8 +517,12 @@ class SparkEngine(Engine):
         from pyspark.sql import functions as F  # noqa: N812
 
         frame = self.table.frame
-        schema = _with_orders(frame.schema)
-        keyed = frame.mapInArrow(order_keys_job(self.spec, pred.a, pred.b), schema).persist()
+        native = [self._native_order(c) for c in (pred.a, pred.b)]
+        if all(x is not None for x in native):  # order keys by Spark itself: no Python pass
+            keyed = frame.withColumn(ORDER_L, native[0]).withColumn(ORDER_R, native[1])
+        else:
+            schema = _with_orders(frame.schema)
+            keyed = frame.mapInArrow(order_keys_job(self.spec, pred.a, pred.b), schema).persist()
         values = keyed.select(F.col(ORDER_L).alias("v"))
         if pred.a != pred.b:
             values = values.unionByName(keyed.select(F.col(ORDER_R).alias("v")))
@@ -544,9 +563,12 @@ class SparkEngine(Engine):
             always = [
                 (i, j) for i, j in pairs if i != j and _always(pred.op, lo_hi_l[i], lo_hi_r[j])
             ]
-        summary = self._summarize(keyed, rest, bounds, always) if always else None
+        counted = set(always)
+        diagonal = all(i == j for i, j in pairs if (i, j) not in counted)
+        summary = None
+        if always and diagonal:
+            summary = self._summarize(keyed, lefts, rights, rest, bounds, always)
         if summary is not None:
-            counted = set(always)
             pairs = [p for p in pairs if p not in counted]
         self.work.append(
             {"dc": dc, "key": None, "ranges": (pred.text(), len(bounds) + 1),
@@ -554,60 +576,92 @@ class SparkEngine(Engine):
              - (len(always) if summary is not None else 0),
              "summarized": len(always) if summary is not None else 0, "rows": self.rows}
         )  # fmt: skip
+        summed = 0
+        if summary is not None:  # every task is a range with itself: its rows are its own
+            summed, summary = summary
+            summary.ranges = {t: i for t, (i, _) in enumerate(pairs)}
         if not pairs:
             empty = frame.limit(0).select(F.lit(0).cast("long").alias(TASK), *cols)
             empty = empty.withColumn(LEFT, F.lit(True)).withColumn(RIGHT, F.lit(True))
-            return Spread(empty, exclusive=summary is None, tasks=0, summary=summary)
+            return Spread(empty, exclusive=True, tasks=0, summed=summed, summary=summary)
         spark = frame.sparkSession
+        # a range paired with itself over one column holds the same rows on both
+        # sides: they travel once, as t and t'
         table = spark.createDataFrame(
-            [(i, j, t) for t, (i, j) in enumerate(pairs)],
-            "_facet_pi long, _facet_pj long, _facet_pt long",
+            [(i, j, t, i == j and pred.a == pred.b) for t, (i, j) in enumerate(pairs)],
+            "_facet_pi long, _facet_pj long, _facet_pt long, _facet_pd boolean",
         )
         as_left = lefts.join(F.broadcast(table), F.col("_facet_i") == F.col("_facet_pi")).select(
             F.col("_facet_pt").alias(TASK),
             *cols,
             F.lit(True).alias(LEFT),
-            F.lit(False).alias(RIGHT),
+            F.col("_facet_pd").alias(RIGHT),
         )
-        as_right = rights.join(F.broadcast(table), F.col("_facet_j") == F.col("_facet_pj")).select(
-            F.col("_facet_pt").alias(TASK),
-            *cols,
-            F.lit(False).alias(LEFT),
-            F.lit(True).alias(RIGHT),
-        )
+        as_right = (
+            rights.join(F.broadcast(table), F.col("_facet_j") == F.col("_facet_pj"))
+            .where(~F.col("_facet_pd"))
+            .select(F.col("_facet_pt").alias(TASK), *cols, F.lit(False).alias(LEFT),
+                    F.lit(True).alias(RIGHT))
+        )  # fmt: skip
         return Spread(
-            as_left.unionByName(as_right), exclusive=False, tasks=len(pairs), summary=summary
-        )
+            as_left.unionByName(as_right), exclusive=summary is not None, tasks=len(pairs),
+            summed=summed, summary=summary,
+        )  # fmt: skip
 
     def _summarize(
         self,
         keyed: Any,
+        lefts: Any,
+        rights: Any,
         rest: tuple[PairPredicate, str],
         bounds: list[float],
         always: list[tuple[int, int]],
-    ) -> tuple[int, Any] | None:
+    ) -> tuple[int, RangeSummary] | None:
         """The violations of the range pairs ``always`` (every pair of rows
         satisfies the range predicate; only ``q`` decides) from value counts
-        per range, and a frame of the tids they involve; None when the counts
-        hold more than ``Config.spark_summary_values`` values."""
+        per range, and the values each range's rows are paired with (the tasks
+        find the rows those pairs involve); None when the counts hold more than
+        ``Config.spark_summary_values`` values."""
         from pyspark.sql import functions as F  # noqa: N812
 
         q, mode = rest
         self.step("range summaries")
-        counts = (
-            keyed.mapInArrow(
-                range_summary_job(self.spec, q.a, q.b, mode, bounds), ddl(SUMMARY_SCHEMA)
+        cap = self.config.spark_summary_values
+        va, vb = self.native_values(q.a), self.native_values(q.b)
+        if va is not None and vb is not None:  # counted by Spark itself
+            parts = []
+            for side, rows, bucket_col, v in (
+                (0, lefts, "_facet_i", va),
+                (1, rights, "_facet_j", vb),
+            ):
+                got = (
+                    rows.where(v.isNotNull())
+                    .groupBy(F.col(bucket_col).alias("bucket"), v.alias("v"))
+                    .agg(F.count(F.lit(1)).alias("cnt"))
+                    .limit(cap + 1)
+                    .toArrow()
+                )
+                x, ok = exact_numbers(got.column("v").combine_chunks(), mode)
+                parts.append((np.full(int(ok.sum()), side), got.column("bucket").to_numpy()[ok],
+                              x[ok], got.column("cnt").to_numpy()[ok]))  # fmt: skip
+            side, bucket, value, cnt = (np.concatenate(c) for c in zip(*parts, strict=True))
+        else:
+            counts = (
+                keyed.mapInArrow(
+                    range_summary_job(self.spec, q.a, q.b, mode, bounds), ddl(SUMMARY_SCHEMA)
+                )
+                .groupBy("side", "bucket", "ival", "fval")
+                .agg(F.sum("cnt").alias("cnt"))
+                .limit(cap + 1)
+                .toArrow()
             )
-            .groupBy("side", "bucket", "ival", "fval")
-            .agg(F.sum("cnt").alias("cnt"))
-            .toArrow()
-        )
-        if counts.num_rows > self.config.spark_summary_values:
+            column = counts.column("ival" if mode == "int" else "fval")
+            value = column.to_numpy(zero_copy_only=False)
+            side = counts.column("side").to_numpy()
+            bucket = counts.column("bucket").to_numpy()
+            cnt = counts.column("cnt").to_numpy()
+        if len(value) > cap:
             return None
-        value = counts.column("ival" if mode == "int" else "fval").to_numpy(zero_copy_only=False)
-        side = counts.column("side").to_numpy()
-        bucket = counts.column("bucket").to_numpy()
-        cnt = counts.column("cnt").to_numpy()
         hists: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
         for key in set(zip(side.tolist(), bucket.tolist(), strict=True)):
             m = (side == key[0]) & (bucket == key[1])
@@ -629,10 +683,7 @@ class SparkEngine(Engine):
             partners[(0, i)] = vb
         for j in sorted({j for _, j in always}):
             partners[(1, j)] = merged([(0, i) for i, j2 in always if j2 == j])[0]
-        involved = keyed.mapInArrow(
-            range_involved_job(self.spec, q.a, q.b, q.op, mode, bounds, partners), f"{TID} bigint"
-        )
-        return violations, involved
+        return violations, RangeSummary(q.a, q.b, q.op, mode, partners)
 
     def _blocks(self, rows: Any, heavy: list[tuple[int, int]], tasks_base: int, light_tasks: int):
         """Task ids: light keys hash to ``0..light_tasks-1``; heavy key ``k`` with

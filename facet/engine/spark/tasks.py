@@ -234,6 +234,11 @@ def exact_numbers(typed: pa.Array, mode: str) -> tuple[np.ndarray, np.ndarray]:
     if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t):
         typed = typed.cast(pa.int64() if t.bit_width == 64 else pa.int32())
     valid = np.asarray(typed.is_valid().to_numpy(zero_copy_only=False), bool)
+    if mode == "int" and pa.types.is_decimal(t):  # the unscaled integers of one scale
+        if isinstance(typed, pa.ChunkedArray):
+            typed = typed.combine_chunks()
+        words = np.frombuffer(typed.buffers()[1], np.int64, offset=typed.offset * 16)
+        return words[0 : 2 * len(typed) : 2].copy() * valid, valid
     if mode == "int":
         x = pc.fill_null(pc.cast(typed, pa.int64()), 0)
         return np.asarray(x.to_numpy(zero_copy_only=False), np.int64), valid
@@ -243,8 +248,12 @@ def exact_numbers(typed: pa.Array, mode: str) -> tuple[np.ndarray, np.ndarray]:
 
 def summary_mode(types: list[pa.DataType]) -> str | None:
     """``"int"`` or ``"float"`` when columns of these Arrow types (typed as the
-    encoder types them) compare exactly as int64 or as float64 numbers; None
-    otherwise (decimals, uint64, mixed whole and fractional numbers, text)."""
+    encoder types them) compare exactly as int64 or as float64 numbers -- a
+    decimal of at most 18 digits as its unscaled integer, when all share one
+    type; None otherwise (other decimals, uint64, mixed whole and fractional
+    numbers, text)."""
+    if all(pa.types.is_decimal128(t) for t in types):
+        return "int" if len(set(types)) == 1 and types[0].precision <= 18 else None
     ints = [
         pa.types.is_boolean(t)
         or (pa.types.is_integer(t) and t != pa.uint64())
@@ -352,36 +361,43 @@ def pairs_satisfying(
     return int(np.dot(np.asarray(ca, np.int64), n[op]))
 
 
-def range_involved_job(
-    spec: TaskSpec, a: str, b: str, op: str, mode: str, bounds: list[float],
-    partners: dict[tuple[int, int], np.ndarray],
-) -> Callable:  # fmt: skip
-    """The tids of rows with a partner in the ranges counted from summaries:
-    ``partners[(side, range)]`` holds the values of the other side's column
-    over the ranges paired with it; a ``t`` row (side 0, column ``a``) is
-    involved when ``x op v`` for one of them, a ``t'`` row (side 1, ``b``) when
-    ``v op y``."""
-    edges = np.asarray(bounds, np.float64)
+@dataclass
+class RangeSummary:
+    """What a task of a range paired with itself needs to count its rows
+    involved through the range pairs counted from summaries: the DC's other
+    predicate ``t.a op t'.b``, how its values compare, and the values of the
+    other side that each range's rows are paired with."""
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            table = pa.Table.from_batches([batch])
-            typed = typed_columns(table, spec, [a, b])
-            tids = table.column(TID).to_numpy()
-            hit = np.zeros(len(tids), bool)
-            for side, col, order in ((0, a, ORDER_L), (1, b, ORDER_R)):
-                x, ok = exact_numbers(typed[col][0], mode)
-                bucket, has = _buckets(table.column(order).combine_chunks(), edges)
-                rel = op if side == 0 else FLIPPED[op]
-                for k in np.unique(bucket[ok & has]):
-                    values = partners.get((side, int(k)))
-                    if values is None:
-                        continue
-                    rows = np.flatnonzero(ok & has & (bucket == k))
-                    hit[rows[has_partner(x[rows], rel, values)]] = True
-            yield pa.RecordBatch.from_arrays([pa.array(tids[hit], pa.int64())], [TID])
+    a: str
+    b: str
+    op: str
+    mode: str
+    #: ``(side, range)`` -> sorted distinct values of the other side's column
+    #: over the ranges paired with it (side 0: ``t`` rows, column ``a``)
+    partners: dict[tuple[int, int], np.ndarray]
+    #: task id -> its range
+    ranges: dict[int, int] = field(default_factory=dict)
 
-    return run
+
+def summary_involved(table: pa.Table, spec: TaskSpec, summary: RangeSummary) -> np.ndarray:
+    """For each row of a task's table: whether it has a partner in the range
+    pairs counted from summaries (a ``t`` row: ``x op v`` for one of its
+    range's partner values; a ``t'`` row: ``v op y``)."""
+    n = table.num_rows
+    hit = np.zeros(n, bool)
+    if n == 0:
+        return hit
+    k = summary.ranges[int(table.column(TASK)[0].as_py())]
+    typed = typed_columns(table, spec, [summary.a, summary.b])
+    for side, col, flag in ((0, summary.a, LEFT), (1, summary.b, RIGHT)):
+        values = summary.partners.get((side, k))
+        if values is None:
+            continue
+        x, ok = exact_numbers(typed[col][0], summary.mode)
+        m = ok & np.asarray(table.column(flag).to_numpy(zero_copy_only=False), bool)
+        rel = summary.op if side == 0 else FLIPPED[summary.op]
+        hit[m] |= has_partner(x[m], rel, values)
+    return hit
 
 
 def sides_job(spec: TaskSpec, dc: int) -> Callable:
@@ -506,6 +522,8 @@ class PairJob:
     stages: list[Stage] | None
     #: every row is in one task only: counts of rows involved add up
     exclusive: bool
+    #: range pairs counted from summaries, whose rows involved the tasks add
+    summary: RangeSummary | None = None
 
 
 COUNT_SCHEMA = pa.schema(
@@ -620,6 +638,9 @@ def pair_task(spec: TaskSpec, job: PairJob) -> Callable[[pa.Table], pa.Table]:
                 groups = engine.refine(groups, stage)
             deg = engine.count_sink(job.plan, groups)
             involved = (deg.left > 0) | (deg.right > 0)
+            if job.summary is not None:
+                hit = summary_involved(table, spec, job.summary)
+                involved |= np.isin(tids, table.column(TID).to_numpy()[hit])
             rows = int(np.count_nonzero(involved))
             listed = None if job.exclusive else [tids[np.flatnonzero(involved)]]
             return pa.table(
