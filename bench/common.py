@@ -424,6 +424,26 @@ def run_facet(
     return out
 
 
+def run_worker(
+    cmd: list[str], timeout: float, rss_limit: int, fields: tuple[str, ...], env=None
+) -> dict:
+    """A SQL worker process (``duckdb_worker.py``, ``spark_sql_worker.py``) under the
+    watchdog: ``run_summary`` plus, from the JSON on its last stdout line, the query
+    ``seconds``, ``violations`` (its ``count``) and ``fields``."""
+    r = run_process(cmd, timeout=timeout, rss_limit=rss_limit, cwd=REPO, env=env)
+    out = run_summary(r)
+    if r.status == "ok":
+        try:
+            doc = json.loads(r.stdout.strip().splitlines()[-1])
+            out.update(seconds=float(doc["seconds"]), violations=int(doc["count"]),
+                       **{k: doc[k] for k in fields})  # fmt: skip
+        except (ValueError, KeyError, IndexError, TypeError) as e:
+            out.update(status="bad-output", error=f"{e}: {r.stdout[:500]!r}")
+    if out["status"] != "ok":
+        out["stderr_tail"] = r.stderr[-2000:]
+    return out
+
+
 def summarize_runs(runs: list[dict]) -> dict:
     """Medians and all samples of a system's runs (``run_facet`` / ``duckdb_worker.run``
     results); ``violations`` is a list when the runs disagree."""

@@ -198,25 +198,8 @@ def run(file: Path, dc: str, timeout: float, rss_limit: int, threads: int | None
     cmd = [sys.executable, str(Path(__file__).resolve()), "--file", str(file), "--dc", dc]
     if threads:
         cmd += ["--threads", str(threads)]
-    r = common.run_process(cmd, timeout=timeout, rss_limit=rss_limit, cwd=common.REPO)
-    out = common.run_summary(r)
-    if r.status == "ok":
-        try:
-            doc = json.loads(r.stdout.strip().splitlines()[-1])
-            out.update(
-                seconds=float(doc["seconds"]),
-                violations=int(doc["count"]),
-                load_seconds=doc["load_seconds"],
-                rows=doc["rows"],
-                types=doc["types"],
-                sql=doc["sql"],
-                threads=doc["threads"],
-            )
-        except (ValueError, KeyError, IndexError, TypeError) as e:
-            out.update(status="bad-output", error=f"{e}: {r.stdout[:500]!r}")
-    if out["status"] != "ok":
-        out["stderr_tail"] = r.stderr[-2000:]
-    return out
+    fields = ("load_seconds", "rows", "types", "sql", "threads")
+    return common.run_worker(cmd, timeout, rss_limit, fields)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -103,19 +103,9 @@ def run(file: Path, dc: str, master: str, timeout: float, rss_limit: int) -> dic
     cmd = [sys.executable, str(Path(__file__).resolve()), "--file", str(file), "--dc", dc,
            "--master", master]  # fmt: skip
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
-    r = common.run_process(cmd, timeout=timeout, rss_limit=rss_limit, cwd=common.REPO, env=env)
-    out = common.run_summary(r)
-    if r.status == "ok":
-        try:
-            doc = json.loads(r.stdout.strip().splitlines()[-1])
-            out.update(seconds=float(doc["seconds"]), violations=int(doc["count"]),
-                       load_seconds=doc["load_seconds"], rows=doc["rows"], sql=doc["sql"],
-                       spark=doc["spark"])  # fmt: skip
-        except (ValueError, KeyError, IndexError, TypeError) as e:
-            out.update(status="bad-output", error=f"{e}: {r.stdout[:500]!r}")
-    if out["status"] != "ok":
-        out["stderr_tail"] = r.stderr[-2000:]
-    return out
+    return common.run_worker(
+        cmd, timeout, rss_limit, ("load_seconds", "rows", "sql", "spark"), env=env
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

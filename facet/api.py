@@ -617,13 +617,11 @@ def _row_output(
     monitor.start("write", None)
     t = time.perf_counter()
     table = row_output(session, output)
+    written = None
     if output != "components":
         dcs = table.column("dc").to_numpy()
-        for res in result.dcs:
-            res.written = int(np.count_nonzero(dcs == res.id))
-    seconds = (time.perf_counter() - t) / max(len(result.dcs), 1)
-    for res in result.dcs:
-        res.seconds += seconds
+        written = [int(np.count_nonzero(dcs == res.id)) for res in result.dcs]
+    _share_output_time(result, time.perf_counter() - t, written)
     monitor.advance(table.num_rows)
     if out_path is not None:
         run.pending = TableWriter(out_path, SCHEMAS[output])
@@ -678,11 +676,17 @@ def _frames_output(
         else:
             result._blocks = got
         result._frame = table
-    seconds = (time.perf_counter() - t) / max(len(frames), 1)
-    for res, w in zip(result.dcs, written, strict=True):
-        res.written = w
-        res.seconds += seconds
+    _share_output_time(result, time.perf_counter() - t, written)
     return result
+
+
+def _share_output_time(result: Result, seconds: float, written: list[int] | None) -> None:
+    """An output's time split evenly over the DCs' seconds, and each DC's rows
+    written (``None``: the output has no per-DC rows)."""
+    for i, res in enumerate(result.dcs):
+        res.seconds += seconds / max(len(result.dcs), 1)
+        if written is not None:
+            res.written = written[i]
 
 
 def _reinterpretation_warnings(

@@ -71,17 +71,7 @@ def count_all(session: Session, mode: str) -> list[tuple[int, int, float]]:
         return _count_trie_distributed(session, mode)
     out: list[tuple[int, int, float] | None] = [None] * n
     seconds: dict[int, float] = defaultdict(float)
-    plans: dict[int, Plan] = {}
-    for i in range(n):
-        t = time.perf_counter()
-        plan = session.plan(i, "count")
-        if plan is None:
-            v, r = session.count(i)
-            out[i] = (v, r, time.perf_counter() - t)
-        else:
-            plans[i] = plan
-            session.initial(i)
-            seconds[i] += time.perf_counter() - t
+    plans = _plan_pair_dcs(session, out, seconds, initial=True)
     seqs = trie_stages(plans, mode)
     results: dict[int, tuple[int, int]] = {}
 
@@ -98,21 +88,36 @@ def count_all(session: Session, mode: str) -> list[tuple[int, int, float]]:
     return out  # type: ignore[return-value]
 
 
-def _count_trie_distributed(session: Session, mode: str) -> list[tuple[int, int, float]]:
-    """A trie mode on a distributed engine: per set of DCs with the same row
-    filters, the engine's ``count_trie`` (DCs sharing a leading equality share
-    one shuffle, and each task runs their trie); seconds split evenly."""
-    n = len(session.dcs)
-    out: list[tuple[int, int, float] | None] = [None] * n
+def _plan_pair_dcs(
+    session: Session,
+    out: list[tuple[int, int, float] | None],
+    seconds: dict[int, float],
+    initial: bool,
+) -> dict[int, Plan]:
+    """The count plans of the DCs over pairs (each DC's planning seconds added to
+    ``seconds``; ``initial``: its initial groups made now too); a single-tuple
+    DC, which has no plan, is counted at once into ``out``."""
     plans: dict[int, Plan] = {}
-    for i in range(n):
+    for i in range(len(session.dcs)):
         t = time.perf_counter()
         plan = session.plan(i, "count")
         if plan is None:
             v, r = session.count(i)
             out[i] = (v, r, time.perf_counter() - t)
-        else:
-            plans[i] = plan
+            continue
+        plans[i] = plan
+        if initial:
+            session.initial(i)
+        seconds[i] += time.perf_counter() - t
+    return plans
+
+
+def _count_trie_distributed(session: Session, mode: str) -> list[tuple[int, int, float]]:
+    """A trie mode on a distributed engine: per set of DCs with the same row
+    filters, the engine's ``count_trie`` (DCs sharing a leading equality share
+    one shuffle, and each task runs their trie); seconds split evenly."""
+    out: list[tuple[int, int, float] | None] = [None] * len(session.dcs)
+    plans = _plan_pair_dcs(session, out, defaultdict(float), initial=False)
     seqs = trie_stages(plans, mode)
     for ids in _by_initial(session, plans).values():
         t = time.perf_counter()
