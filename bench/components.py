@@ -96,7 +96,7 @@ def write_markdown(r: dict) -> None:
     m = r["machine"]
     rows = [[k, common.fmt_seconds(r[k]["seconds"]), common.fmt_seconds(r[k]["wall"]),
              common.fmt_bytes(r[k]["rss"]), ", ".join(map(str, r[k]["violations"])),
-             ", ".join(map(str, r[k]["written"])) if k == "components" else "-",
+             ", ".join(str(w) for w in r[k]["written"] if w is not None) or "-",
              common.fmt_bytes(r[k]["out_bytes"]) if k == "components" else "-",
              " ".join(f"{x:.3f}" for x in r[k]["samples"])]
             for k in ("count", "components")]  # fmt: skip

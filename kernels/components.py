@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from facet.kernels.expand import _first, _next
+
 
 @njit(cache=True, nogil=True)
 def _find(parent, x):
@@ -64,6 +66,42 @@ def union_blocks(parent, seen, left_off, left, right_off, right):
         for i in range(rs, re):
             seen[right[i]] = True
             _union(parent, first, right[i])
+
+
+@njit(cache=True, nogil=True)
+def union_groups(parent, seen, buf, desc):
+    """:func:`union_blocks` over groups as the engine holds them: side ``s`` (0
+    left, 4 right) of group ``g`` is ``buf[desc[g, s]:desc[g, s+1]]`` without
+    the hole ``desc[g, s+2]:desc[g, s+3]`` -- no lists are made."""
+    for g in range(desc.shape[0]):
+        ls, le, lhs, lhe = desc[g, 0], desc[g, 1], desc[g, 2], desc[g, 3]
+        rs, re, rhs, rhe = desc[g, 4], desc[g, 5], desc[g, 6], desc[g, 7]
+        a = _first(ls, lhs, lhe)
+        b = _first(rs, rhs, rhe)
+        if a >= le or b >= re:
+            continue
+        first = buf[a]
+        two = False  # does L ∪ R hold a second row?
+        i = a
+        while i < le and not two:
+            two = buf[i] != first
+            i = _next(i, lhs, lhe)
+        i = b
+        while i < re and not two:
+            two = buf[i] != first
+            i = _next(i, rhs, rhe)
+        if not two:
+            continue
+        i = a
+        while i < le:
+            seen[buf[i]] = True
+            _union(parent, first, buf[i])
+            i = _next(i, lhs, lhe)
+        i = b
+        while i < re:
+            seen[buf[i]] = True
+            _union(parent, first, buf[i])
+            i = _next(i, rhs, rhe)
 
 
 @njit(cache=True, nogil=True)

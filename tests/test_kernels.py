@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 
 from facet.kernels.bhsm import refine_bhsm
 from facet.kernels.common import OP_FLIP
-from facet.kernels.components import component_labels, union_blocks, union_pairs
+from facet.kernels.components import component_labels, union_blocks, union_groups, union_pairs
 from facet.kernels.count import count_groups, count_keyed
 from facet.kernels.decompose import refine_decompose
+from facet.kernels.expand import sides_to_lists
 from facet.kernels.refine import KIND_EQ, KIND_INEQ, KIND_NE, refine
 from facet.kernels.tuning import DICT_FEW
 from facet.planner.config import DEFAULT
@@ -361,3 +362,40 @@ def test_components_join_blocks_without_pairs():
     assert tids.tolist() == [1, 3, 5, 7, 8, 9]
     assert comp.tolist() == [0, 0, 0, 1, 2, 2]
     assert size.tolist() == [3, 3, 3, 1, 2, 2]
+
+
+@st.composite
+def _holed_groups(draw):
+    """Groups as the engine holds them: sides ``buf[s:e]`` less a hole ``[hs:he)``."""
+    n = draw(st.integers(1, 12))
+    buf: list[int] = []
+    desc = []
+    for _ in range(draw(st.integers(0, 6))):
+        row = []
+        for _side in range(2):
+            vals = draw(st.lists(st.integers(0, n - 1), max_size=6))
+            s = len(buf)
+            buf.extend(vals)
+            e = len(buf)
+            hs = draw(st.integers(s, e))
+            he = draw(st.integers(hs, e))
+            row += [s, e, hs, he]
+        desc.append(row)
+    return n, np.asarray(buf, np.int32), np.asarray(desc, np.int64).reshape(-1, 8)
+
+
+@SETTINGS
+@given(_holed_groups())
+def test_union_groups_equals_union_blocks_over_lists(case):
+    """Union-find read from the groups' buffers, holes and all, joins exactly
+    what the same blocks joined as lists do."""
+    n, buf, desc = case
+    got_parent, got_seen = np.arange(n, dtype=np.int64), np.zeros(n, np.bool_)
+    union_groups(got_parent, got_seen, buf, desc)
+    want_parent, want_seen = np.arange(n, dtype=np.int64), np.zeros(n, np.bool_)
+    lo, lv = sides_to_lists(buf, desc, 0)
+    ro, rv = sides_to_lists(buf, desc, 4)
+    union_blocks(want_parent, want_seen, lo, lv.astype(np.int64), ro, rv.astype(np.int64))
+    got = component_labels(got_parent, got_seen)
+    want = component_labels(want_parent, want_seen)
+    assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))

@@ -27,8 +27,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from facet.kernels.components import component_labels, union_blocks, union_pairs
-from facet.kernels.expand import sides_to_lists
+from facet.kernels.components import component_labels, union_blocks, union_groups, union_pairs
 from facet.language.ast import FLIP
 from facet.language.normalize import NormalDC, PairPredicate, RowFilter
 from facet.planner.plan import make_plan, needs_statistics
@@ -173,11 +172,10 @@ def components_table(session: Session) -> pa.Table:
             continue
         plan = session.plan(i, "blocks")
         for groups in engine.blocks(plan, session.initial(i)):
-            if hasattr(groups, "desc"):
-                lo, lv = sides_to_lists(groups.buf, groups.desc, 0)
-                ro, rv = sides_to_lists(groups.buf, groups.desc, 4)
-            else:  # an engine that lists blocks as (offsets, tids) per side
-                (lo, lv), (ro, rv) = groups
+            if hasattr(groups, "desc"):  # the engine's own groups: read in place
+                union_groups(parent, seen, groups.buf, groups.desc)
+                continue
+            (lo, lv), (ro, rv) = groups  # an engine that lists blocks per side
             union_blocks(parent, seen, np.asarray(lo, np.int64), np.asarray(lv, np.int64),
                          np.asarray(ro, np.int64), np.asarray(rv, np.int64))  # fmt: skip
     tids, comp, size = component_labels(parent, seen)
