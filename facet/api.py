@@ -612,13 +612,14 @@ def _row_output(
     output: str,
     out_path: str | None,
 ) -> Result:
-    """``tuples``, ``cells`` or ``components`` (docs/outputs.md): one row per
-    row or cell, from degrees and blocks (no pair is listed)."""
+    """``tuples``, ``cells``, ``components`` or ``suspects`` (docs/outputs.md):
+    one row per row or cell, from degrees and blocks (no pair is listed; the
+    suspects' greedy cover lists them, bounded)."""
     monitor.start("write", None)
     t = time.perf_counter()
     table = row_output(session, output)
     written = None
-    if output != "components":
+    if "dc" in table.column_names:  # components and suspects span all DCs
         dcs = table.column("dc").to_numpy()
         written = [int(np.count_nonzero(dcs == res.id)) for res in result.dcs]
     _share_output_time(result, time.perf_counter() - t, written)

@@ -102,11 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--format", choices=("text", "json"), default="text", help="report format")
     d.add_argument(
         "--output",
-        choices=("count", "pairs", "blocks", "tuples", "cells", "components"),
+        choices=("count", "pairs", "blocks", "tuples", "cells", "components", "suspects"),
         default="count",
         help="count only (default), the violating pairs, the compact blocks (pairs of tid "
-        "sets), or for repair tools: violations per row (tuples), per cell (cells), or the "
-        "conflict graph's connected components (components); see docs/outputs.md",
+        "sets), or for repair tools: violations per row (tuples), per cell (cells), the "
+        "conflict graph's connected components (components), or the cells likeliest wrong "
+        "(suspects); see docs/outputs.md",
     )
     d.add_argument(
         "--out",
@@ -234,7 +235,7 @@ def _print_pairs_text(result: Any, out: IO[str]) -> None:
 
 
 #: the outputs of one row per row, cell or component row (docs/outputs.md)
-ROWS = ("tuples", "cells", "components")
+ROWS = ("tuples", "cells", "components", "suspects")
 
 
 def _row_table(result: Any) -> Any:

@@ -113,6 +113,11 @@ class Result:
         """``(tid, component, size)``: the conflict graph's connected components."""
         return self._row_output("components")
 
+    def suspects(self) -> pa.Table:
+        """``(tid, column, score, rank)``: the cells a greedy cover of the
+        violations takes, likeliest wrong first (docs/outputs.md)."""
+        return self._row_output("suspects")
+
     def frame(self) -> Any:
         """On the Spark engine, the pairs ``(dc, t1, t2)`` or blocks ``(dc,
         block, t1, t2)`` as a Spark DataFrame (lazy: acting on it runs the

@@ -72,6 +72,12 @@ class Config:
     #: rows per output batch of a single-tuple DC
     row_chunk: int = 1 << 20
 
+    # ------------------------------------------------------------------ outputs
+    #: ``suspects`` lists the violations to cover them greedily: at most this many
+    #: (ordered pairs plus single-tuple violations) in all, else the run fails
+    #: with exit 2 before listing any (``cells`` needs no such bound)
+    suspect_violations: int = 20_000_000
+
     # ------------------------------------------------------------------ Spark engine
     #: tasks a DC's pairs are spread over (0: twice the executor cores Spark reports,
     #: else the cores of a ``local[N]`` master, else 8)

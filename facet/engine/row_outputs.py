@@ -11,6 +11,15 @@ computed from degrees and blocks, never by listing pairs.
 * ``cells (tid, column, dc, violations)``: each ordered violating pair adds 1 to
   every cell its row's side of any predicate touches: ``t``'s columns get the
   row's degree as ``t``, ``t'``'s its degree as ``t'``.
+* ``suspects (tid, column, score, rank)``: the cells a greedy cover of the
+  conflict hypergraph takes (:mod:`facet.kernels.suspects`): a violation is a
+  hyperedge over the cells its predicates read on both rows; the cell in the
+  most violations not yet covered is taken first (ties: a column some DC
+  compares with ``!=`` or an order, or with a constant, before one only
+  compared with ``=`` -- an FD's right-hand side before its left; then by tid
+  and column), ``score`` the violations it covered when taken, ``rank`` its
+  place from 1.  It lists the violations (at most
+  ``Config.suspect_violations``).
 * ``components (tid, component, size)``: the conflict graph over all DCs (rows
   as nodes, violating pairs as edges) by union-find over the final blocks
   (:mod:`facet.kernels.components`); components numbered from 0 in the order of
@@ -28,8 +37,10 @@ import numpy as np
 import pyarrow as pa
 
 from facet.kernels.components import component_labels, union_blocks, union_groups, union_pairs
+from facet.kernels.suspects import greedy_cover
 from facet.language.ast import FLIP
-from facet.language.normalize import NormalDC, PairPredicate, RowFilter
+from facet.language.errors import FacetInputError
+from facet.language.normalize import EQUALITY, NormalDC, PairPredicate, RowFilter
 from facet.planner.plan import make_plan, needs_statistics
 
 #: a :class:`facet.engine.session.Session` (the session imports this module)
@@ -44,8 +55,16 @@ CELLS_SCHEMA = pa.schema(
 COMPONENTS_SCHEMA = pa.schema(
     [("tid", pa.int64()), ("component", pa.int64()), ("size", pa.int64())]
 )
-ROW_OUTPUTS = ("tuples", "cells", "components")
-SCHEMAS = {"tuples": TUPLES_SCHEMA, "cells": CELLS_SCHEMA, "components": COMPONENTS_SCHEMA}
+SUSPECTS_SCHEMA = pa.schema(
+    [("tid", pa.int64()), ("column", pa.string()), ("score", pa.int64()), ("rank", pa.int64())]
+)
+ROW_OUTPUTS = ("tuples", "cells", "components", "suspects")
+SCHEMAS = {
+    "tuples": TUPLES_SCHEMA,
+    "cells": CELLS_SCHEMA,
+    "components": COMPONENTS_SCHEMA,
+    "suspects": SUSPECTS_SCHEMA,
+}
 
 
 def mirrored(nd: NormalDC) -> NormalDC:
@@ -182,6 +201,72 @@ def components_table(session: Session) -> pa.Table:
     return _table(COMPONENTS_SCHEMA, tids, comp, size)
 
 
+def suspects_table(session: Session) -> pa.Table:
+    """``suspects`` over all of the session's DCs, by rank."""
+    engine = session.engine
+    normal = session.normal
+    sides = [(side_columns(nd, 0), side_columns(nd, 1) if nd.arity == 2 else []) for nd in normal]
+    names = list(dict.fromkeys(c for t, u in sides for c in t + u))
+    col = {c: k for k, c in enumerate(names)}
+    # a column compared with != or an order, or with a constant, is a likelier culprit
+    # than one only compared with = (an FD's right-hand side before its left)
+    prio = np.ones(len(names), np.int64)
+    for nd in normal:
+        for p in nd.preds:
+            if p.cls != EQUALITY:
+                prio[col[p.a]] = prio[col[p.b]] = 0
+        for f in nd.filters:
+            prio[col[f.column]] = 0
+    width = max(len(names), 1)
+    budget = session.config.suspect_violations
+    chunks: list[np.ndarray] = []
+    widths: list[int] = []
+    total = 0
+    for i, nd in enumerate(normal):
+        t_cols = np.array([col[c] for c in sides[i][0]], np.int64)
+        u_cols = np.array([col[c] for c in sides[i][1]], np.int64)
+        if nd.arity == 1:
+            parts = [(np.asarray(engine.single_rows(nd), np.int64), None)]
+        else:
+            plan = session.plan(i, "pairs")
+            parts = ((np.asarray(a, np.int64), np.asarray(b, np.int64))
+                     for a, b in engine.pairs(plan, session.initial(i)))  # fmt: skip
+        for t1, t2 in parts:
+            total += len(t1)
+            if total > budget:
+                raise FacetInputError(
+                    f"--output suspects: the DCs have more than {budget:,} violations to "
+                    "cover (Config.suspect_violations); use --output cells (violations per "
+                    "cell, never listing pairs) or narrow the DCs"
+                )
+            cells = t1[:, None] * width + t_cols[None, :]
+            if t2 is not None:
+                cells = np.hstack([cells, t2[:, None] * width + u_cols[None, :]])
+            if len(cells):
+                chunks.append(cells.reshape(-1))
+                widths.append(cells.shape[1])
+    if not chunks:
+        return SUSPECTS_SCHEMA.empty_table()
+    counts = np.concatenate([np.full(len(c) // w, w, np.int64) for c, w in zip(chunks, widths,
+                                                                              strict=True)])  # fmt: skip
+    edge_off = np.concatenate(([0], np.cumsum(counts)))
+    ids, dense = np.unique(np.concatenate(chunks), return_inverse=True)  # ids keep cell order
+    picked, score = greedy_cover(edge_off, dense.astype(np.int64), len(ids), prio[ids % width])
+    cells = ids[picked]
+    column = pa.DictionaryArray.from_arrays(
+        pa.array(cells % width, pa.int32()), pa.array(names, pa.string())
+    )
+    return pa.table(
+        {
+            "tid": pa.array(cells // width, pa.int64()),
+            "column": column.cast(pa.string()),
+            "score": pa.array(score, pa.int64()),
+            "rank": pa.array(np.arange(1, len(cells) + 1), pa.int64()),
+        },
+        schema=SUSPECTS_SCHEMA,
+    )
+
+
 def _table(schema: pa.Schema, *columns: Any) -> pa.Table:
     return pa.table(
         [pa.array(np.asarray(c, np.int64), f.type) for c, f in zip(columns, schema, strict=True)],
@@ -193,6 +278,8 @@ def row_output(session: Session, output: str) -> pa.Table:
     """One of :data:`ROW_OUTPUTS` over all of the session's DCs."""
     if output == "components":
         return components_table(session)
+    if output == "suspects":
+        return suspects_table(session)
     one = tuples_table if output == "tuples" else cells_table
     parts = [one(session, i) for i in range(len(session.dcs))]
     return pa.concat_tables(parts) if parts else SCHEMAS[output].empty_table()
