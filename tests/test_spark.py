@@ -452,6 +452,31 @@ def test_range_pairs_counted_from_summaries_equal_naive(spark, data):
     assert opened.session.count(0) == (len(pairs), len(rows)), dc
 
 
+def test_a_count_releases_the_frames_it_persisted(spark, tmp_path, monkeypatch):
+    """A Python pass read by several jobs is persisted once, and unpersisted when
+    the count is done (keys and order keys that facet types: CSV numbers)."""
+    from facet.engine.spark import engine as spark_engine
+
+    released: list = []
+    original = spark_engine.Spread.release
+
+    def release(self):
+        released.extend(self.persisted)
+        original(self)
+
+    monkeypatch.setattr(spark_engine.Spread, "release", release)
+    rng = np.random.default_rng(2)
+    csv = tmp_path / "t.csv"
+    pa.csv.write_csv(pa.table({"v": rng.integers(0, 30, 400), "x": rng.integers(0, 9, 400)}), csv)
+    dcs = ["not(t.v = t'.v and t.x < t'.x)", "not(t.x > t'.x and t.v < t'.v and t.v != t'.v)"]
+    config = Config(spark_split_rows=20, spark_tasks=3, spark_task_rows=50)
+    opened = open_session(csv, dcs=dcs, engine="spark", config=config)
+    local = facet.detect(csv, dcs=dcs)
+    for i in range(2):
+        assert opened.session.count(i) == (local.dcs[i].violations, local.dcs[i].rows_involved)
+    assert len(released) == 2 and not any(frame.is_cached for frame in released)
+
+
 def test_progress_reports_the_engine_steps(spark):
     events = []
     facet.detect(TAX, dcs=OUT_RULES[:2], engine="spark", progress=events.append)

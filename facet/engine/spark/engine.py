@@ -97,6 +97,14 @@ class Spread:
     #: the tasks need to add the rows those pairs involve
     summed: int = 0
     summary: RangeSummary | None = None
+    #: frames persisted for this spread (one Python pass read by several jobs),
+    #: released once a count is done with them
+    persisted: list[Any] = field(default_factory=list)
+
+    def release(self) -> None:
+        for frame in self.persisted:
+            frame.unpersist()
+        self.persisted.clear()
 
 
 class SparkEngine(Engine):
@@ -178,9 +186,15 @@ class SparkEngine(Engine):
         return replace(groups, key=key, done=[*groups.done, stage])
 
     def count(self, plan: Plan, groups: SparkGroups) -> tuple[int, int]:
+        job, spread = self._job("count", plan, groups, None)
+        try:
+            return self._count(groups, job, spread)
+        finally:
+            spread.release()
+
+    def _count(self, groups: SparkGroups, job: PairJob, spread: Spread) -> tuple[int, int]:
         from pyspark.sql import functions as F  # noqa: N812
 
-        job, spread = self._job("count", plan, groups, None)
         self.step(f"{spread.tasks} tasks")
         out = spread.frame.groupBy(TASK).applyInArrow(self.task_function(job), ddl(COUNT_SCHEMA))
         sizes = (F.max("task_rows").alias("largest"), F.sum("task_rows").alias("shipped"))
@@ -237,6 +251,7 @@ class SparkEngine(Engine):
                           spread.exclusive)  # fmt: skip
             fn = self.task_function(job)
             rows = spread.frame.groupBy(TASK).applyInArrow(fn, ddl(TRIE_SCHEMA)).persist()
+            spread.persisted.append(rows)
             try:
                 totals = {
                     int(r["dc"]): (int(r["v"] or 0), int(r["r"] or 0))
@@ -256,7 +271,7 @@ class SparkEngine(Engine):
                     .collect()
                 }
             finally:
-                rows.unpersist()
+                spread.release()
             for i in dcs:
                 v, r = totals.get(i, (0, 0))
                 out[i] = (v, r + shared.get(i, 0))
@@ -307,7 +322,10 @@ class SparkEngine(Engine):
         from pyspark.sql import functions as F  # noqa: N812
 
         _, spread = self._job("count", plan, groups, None)
-        sizes = spread.frame.groupBy(TASK).agg(F.count(F.lit(1)).alias("n")).collect()
+        try:
+            sizes = spread.frame.groupBy(TASK).agg(F.count(F.lit(1)).alias("n")).collect()
+        finally:
+            spread.release()
         return sorted((int(r["n"]) for r in sizes), reverse=True)
 
     # ------------------------------------------------------------------ spreading
@@ -377,8 +395,10 @@ class SparkEngine(Engine):
                 F.lit(True).alias(RIGHT),
             )
             rows = lefts.unionByName(rights)
+        persisted = []
         if native is None:  # the Python pass once, not once per job reading it
             rows = rows.persist()
+            persisted.append(rows)
         counts = (
             rows.groupBy("_facet_k")
             .agg(F.count(F.lit(1)).alias("n"))
@@ -390,8 +410,9 @@ class SparkEngine(Engine):
         frame_out = self._blocks(rows, heavy, tasks_base=tasks, light_tasks=tasks)
         self._record(dc, key, tasks + sum(s * s for _, s in heavy), n)
         return Spread(
-            frame_out, exclusive=a == b and not heavy, tasks=tasks + sum(s * s for _, s in heavy)
-        )
+            frame_out, exclusive=a == b and not heavy, tasks=tasks + sum(s * s for _, s in heavy),
+            persisted=persisted,
+        )  # fmt: skip
 
     def native_values(self, column: str) -> Any:
         """A Spark expression whose values are equal exactly when facet finds
@@ -517,12 +538,14 @@ class SparkEngine(Engine):
         from pyspark.sql import functions as F  # noqa: N812
 
         frame = self.table.frame
+        persisted: list[Any] = []
         native = [self._native_order(c) for c in (pred.a, pred.b)]
         if all(x is not None for x in native):  # order keys by Spark itself: no Python pass
             keyed = frame.withColumn(ORDER_L, native[0]).withColumn(ORDER_R, native[1])
         else:
             schema = _with_orders(frame.schema)
             keyed = frame.mapInArrow(order_keys_job(self.spec, pred.a, pred.b), schema).persist()
+            persisted.append(keyed)
         values = keyed.select(F.col(ORDER_L).alias("v"))
         if pred.a != pred.b:
             values = values.unionByName(keyed.select(F.col(ORDER_R).alias("v")))
@@ -583,7 +606,8 @@ class SparkEngine(Engine):
         if not pairs:
             empty = frame.limit(0).select(F.lit(0).cast("long").alias(TASK), *cols)
             empty = empty.withColumn(LEFT, F.lit(True)).withColumn(RIGHT, F.lit(True))
-            return Spread(empty, exclusive=True, tasks=0, summed=summed, summary=summary)
+            return Spread(empty, exclusive=True, tasks=0, summed=summed, summary=summary,
+                          persisted=persisted)  # fmt: skip
         spark = frame.sparkSession
         # a range paired with itself over one column holds the same rows on both
         # sides: they travel once, as t and t'
@@ -605,7 +629,7 @@ class SparkEngine(Engine):
         )  # fmt: skip
         return Spread(
             as_left.unionByName(as_right), exclusive=summary is not None, tasks=len(pairs),
-            summed=summed, summary=summary,
+            summed=summed, summary=summary, persisted=persisted,
         )  # fmt: skip
 
     def _summarize(

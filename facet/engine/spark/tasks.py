@@ -27,13 +27,17 @@ from facet.engine.filters import filter_mask
 from facet.engine.groups import Groups
 from facet.engine.local import LocalEngine
 from facet.engine.statistics import value_hashes
-from facet.kernels.expand import sides_to_lists
-from facet.kernels.hashing import hash_words, mix64_array
+from facet.kernels import expand, hashing  # modules, not kernels: see below
 from facet.language.ast import DC
 from facet.language.normalize import NormalDC, normalize
 from facet.loading import Source
 from facet.planner.config import Config
 from facet.planner.plan import Plan, Stage
+
+# Kernels are reached through their modules (``hashing.mix64_array``), never
+# bound as globals here: Spark pickles the closures below by value, with the
+# globals they use, and pickling a numba dispatcher is not safe from several
+# driver threads at once (``--mode parallel``).
 
 TID = "_facet_tid"
 LEFT = "_facet_l"
@@ -108,7 +112,7 @@ def key_hashes(typed: pa.Array, kind: str) -> tuple[np.ndarray, np.ndarray]:
     if kind in _NUMBER_KINDS:
         f = pc.cast(typed, pa.float64(), safe=False)
         x = np.asarray(pc.fill_null(f, 0.0).to_numpy(zero_copy_only=False), np.float64) + 0.0
-        h = hash_words(np.ascontiguousarray(x).view(np.uint64))
+        h = hashing.hash_words(np.ascontiguousarray(x).view(np.uint64))
     else:
         filled = pc.fill_null(typed, pa.scalar("", typed.type)) if kind == "text" else typed
         if pa.types.is_string_view(filled.type) or pa.types.is_binary_view(filled.type):
@@ -445,7 +449,7 @@ def sample_job(rate: float) -> Callable:
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             tids = batch.column(TID).to_numpy().astype(np.uint64)
-            keep = mix64_array(tids) < cut
+            keep = hashing.mix64_array(tids) < cut
             if keep.any():
                 yield batch.filter(pa.array(keep))
 
@@ -665,7 +669,7 @@ def pair_task(spec: TaskSpec, job: PairJob) -> Callable[[pa.Table], pa.Table]:
             if len(g) == 0:
                 continue
             for side, out in ((0, lefts), (4, rights)):
-                offsets, values = sides_to_lists(g.buf, g.desc, side)
+                offsets, values = expand.sides_to_lists(g.buf, g.desc, side)
                 out.append(
                     pa.ListArray.from_arrays(
                         pa.array(offsets.astype(np.int32)), pa.array(tids[values])
