@@ -3,11 +3,13 @@
 changing any one of the cells its predicates read, so the cells that meet the
 most violations not yet removed are the likeliest to be wrong.
 
-Cells are integer ids; a violation (hyperedge) is the list of its cells.  The
-greedy cover repeatedly takes the cell in the most uncovered violations
-(ties: the lower ``priority``, then the lower cell id -- deterministic) and
-marks its violations covered, until none is left.  A max-heap of packed keys
-with lazy updates keeps each step ``O(log cells)``.
+Cells are integer ids; a violation (hyperedge) is the list of its cells, each
+marked *strong* when its column takes part in a != / order / constant
+comparison of that DC (an FD's right-hand side is strong, its left-hand side
+is not).  The greedy cover repeatedly takes the cell in the most uncovered
+violations (ties: the cell strong in more of them, then the lower cell id --
+deterministic) and marks its violations covered, until none is left.  A
+max-heap of packed keys with lazy updates keeps each step ``O(log cells)``.
 """
 
 from __future__ import annotations
@@ -15,57 +17,64 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-#: bits of a packed heap key: degree << 32 | (1 - priority) << 31 | ~cell
-_CELL_BITS = 31
+#: bits of the strong count in a packed heap key: degree << 31 | strong
+_STRONG_BITS = 31
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _key(deg, prio, cell):
-    return (deg << 32) | ((1 - prio) << _CELL_BITS) | ((1 << _CELL_BITS) - 1 - cell)
+def _above(hk, hc, i, j):
+    """Heap entry ``i`` ranks above ``j``: a larger key, then a lower cell."""
+    return hk[i] > hk[j] or (hk[i] == hk[j] and hc[i] < hc[j])
 
 
 @njit(cache=True, nogil=True)
-def _push(heap, size, key):
+def _push(hk, hc, size, key, cell):
     i = size
-    heap[i] = key
+    hk[i] = key
+    hc[i] = cell
     while i > 0:
         parent = (i - 1) >> 1
-        if heap[parent] >= heap[i]:
+        if not _above(hk, hc, i, parent):
             break
-        heap[parent], heap[i] = heap[i], heap[parent]
+        hk[parent], hk[i] = hk[i], hk[parent]
+        hc[parent], hc[i] = hc[i], hc[parent]
         i = parent
     return size + 1
 
 
 @njit(cache=True, nogil=True)
-def _pop(heap, size):
-    top = heap[0]
+def _pop(hk, hc, size):
+    key, cell = hk[0], hc[0]
     size -= 1
-    heap[0] = heap[size]
+    hk[0], hc[0] = hk[size], hc[size]
     i = 0
     while True:
         left = 2 * i + 1
         if left >= size:
             break
         big = left
-        if left + 1 < size and heap[left + 1] > heap[left]:
+        if left + 1 < size and _above(hk, hc, left + 1, left):
             big = left + 1
-        if heap[i] >= heap[big]:
+        if not _above(hk, hc, big, i):
             break
-        heap[i], heap[big] = heap[big], heap[i]
+        hk[i], hk[big] = hk[big], hk[i]
+        hc[i], hc[big] = hc[big], hc[i]
         i = big
-    return top, size
+    return key, cell, size
 
 
 @njit(cache=True, nogil=True)
-def greedy_cover(edge_off, edge_cells, ncells, priority):
+def greedy_cover(edge_off, edge_cells, edge_strong, ncells):
     """Cells in the order the greedy cover takes them, with the violations each
     covered when taken.  ``edge_off``/``edge_cells``: the violations as lists of
-    distinct cell ids below ``ncells`` (< 2^31); ``priority``: 0 or 1 per cell."""
+    distinct cell ids below ``ncells``; ``edge_strong``: per listed cell, 1 when
+    it is strong in that violation, else 0.  Fewer than 2^31 violations."""
     nedges = edge_off.shape[0] - 1
     deg = np.zeros(ncells, np.int64)
+    strong = np.zeros(ncells, np.int64)
     for k in range(edge_cells.shape[0]):
         deg[edge_cells[k]] += 1
+        strong[edge_cells[k]] += edge_strong[k]
     cell_off = np.zeros(ncells + 1, np.int64)
     for c in range(ncells):
         cell_off[c + 1] = cell_off[c] + deg[c]
@@ -76,26 +85,25 @@ def greedy_cover(edge_off, edge_cells, ncells, priority):
             c = edge_cells[k]
             cell_edges[fill[c]] = e
             fill[c] += 1
-    heap = np.empty(ncells + edge_cells.shape[0] + 1, np.int64)
+    hk = np.empty(ncells + edge_cells.shape[0] + 1, np.int64)
+    hc = np.empty(ncells + edge_cells.shape[0] + 1, np.int64)
     size = 0
     for c in range(ncells):
         if deg[c] > 0:
-            size = _push(heap, size, _key(deg[c], priority[c], c))
+            size = _push(hk, hc, size, (deg[c] << _STRONG_BITS) | strong[c], c)
     covered = np.zeros(nedges, np.bool_)
     picked = np.empty(ncells, np.int64)
     scores = np.empty(ncells, np.int64)
     n = 0
-    mask = (1 << _CELL_BITS) - 1
     while size > 0:
-        key, size = _pop(heap, size)
-        c = mask - (key & mask)
-        d = key >> 32
-        if d != deg[c]:  # stale: re-queue with what is left
+        key, c, size = _pop(hk, hc, size)
+        now = (deg[c] << _STRONG_BITS) | strong[c]
+        if key != now:  # stale: re-queue with what is left
             if deg[c] > 0:
-                size = _push(heap, size, _key(deg[c], priority[c], c))
+                size = _push(hk, hc, size, now, c)
             continue
         picked[n] = c
-        scores[n] = d
+        scores[n] = deg[c]
         n += 1
         for k in range(cell_off[c], cell_off[c + 1]):
             e = cell_edges[k]
@@ -104,4 +112,5 @@ def greedy_cover(edge_off, edge_cells, ncells, priority):
             covered[e] = True
             for j in range(edge_off[e], edge_off[e + 1]):
                 deg[edge_cells[j]] -= 1
+                strong[edge_cells[j]] -= edge_strong[j]
     return picked[:n], scores[:n]

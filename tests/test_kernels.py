@@ -403,21 +403,25 @@ def test_union_groups_equals_union_blocks_over_lists(case):
 
 @SETTINGS
 @given(
-    edges=st.lists(st.sets(st.integers(0, 9), min_size=1, max_size=4), max_size=25),
-    prio=st.lists(st.integers(0, 1), min_size=10, max_size=10),
+    edges=st.lists(
+        st.dictionaries(st.integers(0, 9), st.integers(0, 1), min_size=1, max_size=4), max_size=25
+    )
 )
-def test_greedy_cover_equals_its_naive_twin(edges, prio):
+def test_greedy_cover_equals_its_naive_twin(edges):
     """The suspects' greedy cover: the cell in the most uncovered hyperedges
-    first (ties: priority 0, then the lower cell), until every edge is covered."""
+    first (ties: the cell strong in more of them, then the lower cell), until
+    every edge is covered.  ``edges``: cell -> strong flag, per hyperedge."""
     from facet.kernels.suspects import greedy_cover
 
     cells = np.array([c for e in edges for c in sorted(e)], np.int64)
+    flags = np.array([e[c] for e in edges for c in sorted(e)], np.int64)
     off = np.cumsum([0] + [len(e) for e in edges]).astype(np.int64)
-    picked, scores = greedy_cover(off, cells, 10, np.asarray(prio, np.int64))
-    left, want = [set(e) for e in edges], []
+    picked, scores = greedy_cover(off, cells, flags, 10)
+    left, want = list(edges), []
     while left:
         deg = {c: sum(c in e for e in left) for c in range(10)}
-        best = min((c for c in deg if deg[c]), key=lambda c: (-deg[c], prio[c], c))
+        strong = {c: sum(e.get(c, 0) for e in left) for c in range(10)}
+        best = min((c for c in deg if deg[c]), key=lambda c: (-deg[c], -strong[c], c))
         want.append((best, deg[best]))
         left = [e for e in left if best not in e]
     assert list(zip(picked.tolist(), scores.tolist(), strict=True)) == want

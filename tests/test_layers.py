@@ -12,6 +12,7 @@ functions, and no module may take part in an import cycle.
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,7 @@ LAYERS = {
     "facet.api": 4,
     "facet.cli": 4,
     "facet.__main__": 4,
+    "facet.integrations": 4,  # bridges to other tools, built on the API
     "facet": 4,  # the package itself: lazy re-exports of the API
 }
 
@@ -147,3 +149,13 @@ def test_no_import_cycles():
     for m in sorted(GRAPH):
         if m not in state:
             visit(m)
+
+
+def test_every_package_ships() -> None:
+    """A non-editable install gets exactly the packages pyproject lists: every
+    folder with an ``__init__.py`` must be named there (facet.engine.spark once
+    was not, so ``pip install .`` had no Spark engine)."""
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(setuptools["packages"])
+    found = {m for m, path in MODULES.items() if path.name == "__init__.py"}
+    assert found == listed

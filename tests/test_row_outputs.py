@@ -168,8 +168,9 @@ def test_cli_writes_and_prints_row_outputs(tmp_path):
 def suspects_from(rules: list, pairs_by_dc: dict[int, set]) -> list[tuple]:
     """``(tid, column, score, rank)``: the greedy cover, one violation at a time.
     A violation's cells are the columns each side reads; the cell in the most
-    uncovered violations goes first (ties: a column compared with != or an
-    order or a constant first, then the lower tid, then the column's place)."""
+    uncovered violations goes first (ties: the cell whose column that DC's side
+    compares with != or an order or a constant in more of them, then the lower
+    tid, then the column's place)."""
     from facet.language.normalize import EQUALITY, normalize
 
     normal = [normalize(dc) for dc in rules]
@@ -183,23 +184,32 @@ def suspects_from(rules: list, pairs_by_dc: dict[int, set]) -> list[tuple]:
 
     sides = [(side(nd, 0), side(nd, 1) if nd.arity == 2 else []) for nd in normal]
     names = list(dict.fromkeys(c for t, u in sides for c in t + u))
-    likely = {c for nd in normal for p in nd.preds if p.cls != EQUALITY for c in (p.a, p.b)}
-    likely |= {f.column for nd in normal for f in nd.filters}
+
+    def strong(nd, s: int) -> set[str]:
+        cols = {p.a if s == 0 else p.b for p in nd.preds if p.cls != EQUALITY}
+        for f in nd.filters:
+            if f.side == s:
+                cols |= {f.column} | ({f.other} if isinstance(f.other, str) else set())
+        return cols
+
     edges = []
     for i, pairs in pairs_by_dc.items():
         for p in pairs:
             a, b = p if isinstance(p, tuple) else (p, None)
-            cells = [(a, c) for c in sides[i][0]] + (
-                [(b, c) for c in sides[i][1]] if b is not None else []
-            )
-            edges.append(set(cells))
+            nd = normal[i]
+            cells = {(a, c): c in strong(nd, 0) for c in sides[i][0]}
+            if b is not None:
+                cells |= {(b, c): c in strong(nd, 1) for c in sides[i][1]}
+            edges.append(cells)
     out = []
     while edges:
         deg: dict[tuple, int] = defaultdict(int)
+        hard: dict[tuple, int] = defaultdict(int)
         for e in edges:
-            for cell in e:
+            for cell, flag in e.items():
                 deg[cell] += 1
-        best = min(deg, key=lambda c: (-deg[c], c[1] not in likely, c[0], names.index(c[1])))
+                hard[cell] += flag
+        best = min(deg, key=lambda c: (-deg[c], -hard[c], c[0], names.index(c[1])))
         out.append((best[0], best[1], deg[best], len(out) + 1))
         edges = [e for e in edges if best not in e]
     return out

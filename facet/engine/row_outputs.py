@@ -14,12 +14,11 @@ computed from degrees and blocks, never by listing pairs.
 * ``suspects (tid, column, score, rank)``: the cells a greedy cover of the
   conflict hypergraph takes (:mod:`facet.kernels.suspects`): a violation is a
   hyperedge over the cells its predicates read on both rows; the cell in the
-  most violations not yet covered is taken first (ties: a column some DC
-  compares with ``!=`` or an order, or with a constant, before one only
-  compared with ``=`` -- an FD's right-hand side before its left; then by tid
-  and column), ``score`` the violations it covered when taken, ``rank`` its
-  place from 1.  It lists the violations (at most
-  ``Config.suspect_violations``).
+  most violations not yet covered is taken first (ties: the cell whose column
+  is compared with ``!=``, an order or a constant in more of those violations
+  -- an FD's right-hand side before its left; then by tid and column),
+  ``score`` the violations it covered when taken, ``rank`` its place from 1.
+  It lists the violations (at most ``Config.suspect_violations``, below 2^31).
 * ``components (tid, component, size)``: the conflict graph over all DCs (rows
   as nodes, violating pairs as edges) by union-find over the final blocks
   (:mod:`facet.kernels.components`); components numbered from 0 in the order of
@@ -95,6 +94,19 @@ def side_columns(nd: NormalDC, side: int) -> list[str]:
             if isinstance(f.other, str):
                 out.append(f.other)
     return list(dict.fromkeys(out))
+
+
+def strong_columns(nd: NormalDC, side: int) -> set[str]:
+    """Columns of one side that a !=, an order or a constant comparison reads:
+    a change there removes the violation where the DC's equalities hold (an
+    FD's right-hand side, not its left)."""
+    out = {p.a if side == 0 else p.b for p in nd.preds if p.cls != EQUALITY}
+    for f in nd.filters:
+        if f.side == side:
+            out.add(f.column)
+            if isinstance(f.other, str):
+                out.add(f.other)
+    return out
 
 
 def _degrees(session: Session, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -208,23 +220,17 @@ def suspects_table(session: Session) -> pa.Table:
     sides = [(side_columns(nd, 0), side_columns(nd, 1) if nd.arity == 2 else []) for nd in normal]
     names = list(dict.fromkeys(c for t, u in sides for c in t + u))
     col = {c: k for k, c in enumerate(names)}
-    # a column compared with != or an order, or with a constant, is a likelier culprit
-    # than one only compared with = (an FD's right-hand side before its left)
-    prio = np.ones(len(names), np.int64)
-    for nd in normal:
-        for p in nd.preds:
-            if p.cls != EQUALITY:
-                prio[col[p.a]] = prio[col[p.b]] = 0
-        for f in nd.filters:
-            prio[col[f.column]] = 0
     width = max(len(names), 1)
-    budget = session.config.suspect_violations
+    budget = min(session.config.suspect_violations, (1 << 31) - 1)  # the kernel's bound
     chunks: list[np.ndarray] = []
+    strong: list[np.ndarray] = []
     widths: list[int] = []
     total = 0
     for i, nd in enumerate(normal):
         t_cols = np.array([col[c] for c in sides[i][0]], np.int64)
         u_cols = np.array([col[c] for c in sides[i][1]], np.int64)
+        t_strong = np.array([c in strong_columns(nd, 0) for c in sides[i][0]], np.int8)
+        u_strong = np.array([c in strong_columns(nd, 1) for c in sides[i][1]], np.int8)
         if nd.arity == 1:
             parts = [(np.asarray(engine.single_rows(nd), np.int64), None)]
         else:
@@ -240,10 +246,13 @@ def suspects_table(session: Session) -> pa.Table:
                     "cell, never listing pairs) or narrow the DCs"
                 )
             cells = t1[:, None] * width + t_cols[None, :]
+            flags = t_strong
             if t2 is not None:
                 cells = np.hstack([cells, t2[:, None] * width + u_cols[None, :]])
+                flags = np.concatenate([t_strong, u_strong])
             if len(cells):
                 chunks.append(cells.reshape(-1))
+                strong.append(np.tile(flags, len(cells)))
                 widths.append(cells.shape[1])
     if not chunks:
         return SUSPECTS_SCHEMA.empty_table()
@@ -251,7 +260,8 @@ def suspects_table(session: Session) -> pa.Table:
                                                                               strict=True)])  # fmt: skip
     edge_off = np.concatenate(([0], np.cumsum(counts)))
     ids, dense = np.unique(np.concatenate(chunks), return_inverse=True)  # ids keep cell order
-    picked, score = greedy_cover(edge_off, dense.astype(np.int64), len(ids), prio[ids % width])
+    flags = np.concatenate(strong).astype(np.int64)
+    picked, score = greedy_cover(edge_off, dense.astype(np.int64), flags, len(ids))
     cells = ids[picked]
     column = pa.DictionaryArray.from_arrays(
         pa.array(cells % width, pa.int32()), pa.array(names, pa.string())
