@@ -67,6 +67,12 @@ def _seconds(text: str) -> float:
     return v
 
 
+WHERE_HELP = (
+    "only violations holding a row that satisfies EXPR, e.g. \"state = 'NY' and salary > "
+    '1000" (comparisons, and, or, not, in, is null; docs/semantics.md §10)'
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from facet import __version__
 
@@ -99,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a DC given inline, e.g. \"not(t.zip = t'.zip and t.city != t'.city)\" or "
         "'zip -> city' (repeatable; numbered after the rules file's DCs)",
     )
+    d.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
     d.add_argument("--format", choices=("text", "json"), default="text", help="report format")
     d.add_argument(
         "--output",
@@ -167,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("data", metavar="DATA", help="table: .csv, .parquet or .arrow file")
     e.add_argument("--rules", "-r", action="append", default=[], metavar="FILE")
     e.add_argument("--dc", action="append", default=[], metavar="TEXT")
+    e.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
     e.add_argument("--format", choices=("text", "json"), default="text")
     e.add_argument(
         "--output",
@@ -300,7 +308,10 @@ def _text_report(result: Any, width: int) -> str:
     load = f"(load {result.load_seconds:.2f} s)"
     source = _fit_path(str(result.source), width - 1)
     lines = []
-    for part in (f"{source}:", summary, load):
+    parts = [f"{source}:", summary, load]
+    if result.where is not None:
+        parts.insert(2, f"holding one of the {result.scope_rows:,} rows where {result.where}")
+    for part in parts:
         if lines and len(lines[-1]) + 1 + len(part) <= width:
             lines[-1] += " " + part
         else:
@@ -427,6 +438,7 @@ def run_explain(args: argparse.Namespace) -> int:
         on_warning=_warn,
         engine=args.engine,
         master=args.master,
+        where=args.where,
     )
     if args.format == "json":
         sys.stdout.write(json.dumps(doc) + "\n")
@@ -471,6 +483,7 @@ def run_detect(args: argparse.Namespace) -> int:
             master=args.master,
             progress=_display,
             timeout=args.timeout,
+            where=args.where,
         )
     finally:
         if _display is not None:

@@ -59,6 +59,9 @@ class Result:
     mode: str = "sequential"
     out: str | None = None
     warnings: list[str] = field(default_factory=list)
+    #: a scoped run's ``--where`` and the rows it selects (None: the whole table)
+    where: str | None = None
+    scope_rows: int | None = None
     _pairs: pa.Table | None = None
     _blocks: pa.Table | None = None
     _session: Any = None
@@ -83,6 +86,7 @@ class Result:
             "mode": self.mode,
             "load_seconds": round(self.load_seconds, 6),
             "warmup_seconds": round(self.warmup_seconds, 6),
+            **({} if self.where is None else {"where": self.where, "scope_rows": self.scope_rows}),
             "total_violations": self.total_violations,
             "dcs": [x.to_dict() for x in self.dcs],
             "warnings": list(self.warnings),

@@ -39,6 +39,9 @@ class Capabilities:
     #: gives pairs and blocks as distributed frames its workers write
     #: (``pair_frame``, ``block_frame``, ``single_rows_frame``)
     frames: bool = False
+    #: restricts a run to the violations holding a row of a scope (``--where``,
+    #: ``set_scope``): initial pairs ``(S, all)`` and ``(all - S, S)``
+    scope: bool = False
 
 
 class Engine(ABC):
@@ -65,6 +68,10 @@ class Engine(ABC):
     @abstractmethod
     def initial_groups(self, dc: NormalDC) -> Any:
         """The DC's initial pairs ``(all, all)`` cut by its row filters."""
+
+    def set_scope(self, scope: np.ndarray | None) -> None:
+        """Scope the run to the rows where ``scope`` (a bool per row) is true."""
+        raise NotImplementedError(f"the {self.name} engine has no scoped runs")
 
     @abstractmethod
     def sides(self, groups: Any) -> Sides:

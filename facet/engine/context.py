@@ -24,6 +24,8 @@ class Context:
         self.threads = config.workers
         #: per-stage actuals, while ``explain --analyze`` asks for them
         self.trace: Trace | None = None
+        #: the rows a scoped run's violations must hold one of (``--where``), or None
+        self.scope: np.ndarray | None = None
         #: the code domain of every code row
         self.doms = np.zeros(len(enc.index), np.int64)
         for name, row in enc.index.items():

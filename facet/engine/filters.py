@@ -3,7 +3,9 @@
 A DC's one-tuple predicates (``t.A op t.B``, ``t.A op constant``) filter the
 rows of their side before any pair work; a single-tuple DC's violations are
 the rows that pass.  The initial pairs of a whole-table run are the reflexive
-pair ``(all, all)`` cut by each side's filters.
+pair ``(all, all)`` cut by each side's filters.  A run scoped to rows ``S``
+(``--where``, Daisy) starts from ``(L ∩ S, R)`` and ``(L - S, R ∩ S)``: every
+pair with a row of ``S``, each once.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from facet.encoding import EncodedTable
-from facet.engine.groups import Groups
+from facet.engine.groups import Groups, concat
 from facet.kernels.common import OP_CODES, compare_arrays
-from facet.language.normalize import NormalDC, RowFilter
+from facet.language.ast import DC
+from facet.language.normalize import NormalDC, RowFilter, normalize
+from facet.language.where import And, Compare, IsNull, Node, Not, Or, Where
 
 
 def filter_mask(enc: EncodedTable, filters: list[RowFilter]) -> np.ndarray | None:
@@ -33,16 +37,38 @@ def filter_mask(enc: EncodedTable, filters: list[RowFilter]) -> np.ndarray | Non
     return mask
 
 
-def single_rows(enc: EncodedTable, dc: NormalDC) -> np.ndarray:
-    """The violating rows of a single-tuple DC (int64 tids, ascending)."""
+def single_rows(enc: EncodedTable, dc: NormalDC, scope: np.ndarray | None = None) -> np.ndarray:
+    """The violating rows of a single-tuple DC (int64 tids, ascending), within
+    ``scope`` (a bool per row) when given."""
     mask = filter_mask(enc, list(dc.filters))
+    if scope is not None:
+        mask = scope if mask is None else mask & scope
     if mask is None:
         return np.arange(enc.n, dtype=np.int64)
     return np.flatnonzero(mask)
 
 
-def initial_groups(enc: EncodedTable, dc: NormalDC) -> Groups:
-    """The reflexive pair ``(all, all)`` cut by each side's row filters."""
+def scoped_pairs(left: np.ndarray, right: np.ndarray, scope: np.ndarray) -> Groups:
+    """``(L ∩ S, R)`` and ``(L - S, R ∩ S)``: the pairs of ``(L, R)`` holding a row
+    of the scope ``S``, each once (empty groups left out)."""
+    inside = scope[left]
+    parts = []
+    if inside.any() and right.size:
+        parts.append(Groups.pair(left[inside], right))
+    outside = left[~inside]
+    right_in = right[scope[right]]
+    if outside.size and right_in.size:
+        parts.append(Groups.pair(outside, right_in))
+    if not parts:
+        return Groups.empty()
+    g = concat(parts)
+    g.disjoint = len(parts) == 1  # R and R ∩ S share rows
+    return g
+
+
+def initial_groups(enc: EncodedTable, dc: NormalDC, scope: np.ndarray | None = None) -> Groups:
+    """The reflexive pair ``(all, all)`` cut by each side's row filters (scoped by
+    :func:`scoped_pairs` when ``scope`` is given)."""
     m0 = filter_mask(enc, dc.side_filters(0))
     m1 = filter_mask(enc, dc.side_filters(1))
     allt = np.arange(enc.n, dtype=np.int32)
@@ -50,7 +76,71 @@ def initial_groups(enc: EncodedTable, dc: NormalDC) -> Groups:
     same = (m0 is None and m1 is None) or (
         m0 is not None and m1 is not None and np.array_equal(m0, m1)
     )
+    right = left if same else (allt if m1 is None else allt[m1])
+    if scope is not None:
+        return scoped_pairs(left, right, scope)
     if same:
         return Groups.pair(left)
-    right = allt if m1 is None else allt[m1]
     return Groups.pair(left, right)
+
+
+def where_mask(enc: EncodedTable, where: Where) -> np.ndarray:
+    """The rows where ``where`` is true (SQL's three values: a comparison with a
+    NULL is unknown, and so is its negation).  Each comparison is evaluated as
+    the single-tuple DC filter it is, over the run's codes and types; an ``in``
+    list (equalities of one column with constants) is one ``np.isin`` over the
+    codes.  Masks combine in place: no loop per row, one pass per comparison."""
+
+    def known(columns: list[str]) -> np.ndarray:
+        ok = np.ones(enc.n, bool)
+        for c in columns:
+            ok &= enc.column(c) >= 0
+        return ok
+
+    def in_list(node: Or) -> tuple[str, list[int]] | None:
+        """``(column, constant codes)`` when every branch is ``column = constant``."""
+        column, codes = None, []
+        for a in node.args:
+            if not isinstance(a, Compare) or a.pred.op != "=":
+                return None
+            nd = normalize(DC((a.pred,)))
+            f = nd.filters[0]
+            if isinstance(f.other, str) or (column is not None and f.column != column):
+                return None
+            column = f.column
+            codes.append(enc.const_codes[(f.column, f.other)])
+        return (column, codes) if column is not None else None
+
+    def ev(node: Node) -> tuple[np.ndarray, np.ndarray]:  # (true, false)
+        if isinstance(node, Compare):
+            nd = normalize(DC((node.pred,)))
+            true = filter_mask(enc, list(nd.filters))
+            assert true is not None
+            cols = [c.name for c in node.pred.columns()]
+            return true, known(cols) & ~true
+        if isinstance(node, IsNull):
+            null = enc.column(node.column) < 0
+            return null, ~null
+        if isinstance(node, Not):
+            true, false = ev(node.arg)
+            return false, true
+        if isinstance(node, Or):
+            listed = in_list(node)
+            if listed is not None:
+                x = enc.column(listed[0])
+                valued = x >= 0
+                true = valued & np.isin(x, np.asarray(listed[1], x.dtype))
+                return true, valued & ~true
+        true, false = ev(node.args[0])
+        true, false = true.copy(), false.copy()
+        for a in node.args[1:]:
+            t, f = ev(a)
+            if isinstance(node, And):
+                true &= t
+                false |= f
+            else:
+                true |= t
+                false &= f
+        return true, false
+
+    return ev(where.expr)[0]

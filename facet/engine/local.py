@@ -38,6 +38,7 @@ class LocalEngine(Engine):
         modes=frozenset({"sequential", "parallel", "cost-trie", "freq-trie"}),
         trace=True,
         bitmaps=True,
+        scope=True,
     )
 
     def __init__(self, enc: EncodedTable, config: Config = DEFAULT) -> None:
@@ -79,18 +80,23 @@ class LocalEngine(Engine):
 
     # ------------------------------------------------------------------ interface
     def initial_groups(self, dc: NormalDC) -> Groups:
-        return filters.initial_groups(self.ctx.enc, dc)
+        return filters.initial_groups(self.ctx.enc, dc, self.ctx.scope)
+
+    def set_scope(self, scope: np.ndarray | None) -> None:
+        self.ctx.scope = None if scope is None else np.asarray(scope, np.bool_)
 
     def sides(self, groups: Groups) -> Sides:
+        if len(groups) == 0:
+            return Sides(0, 0, False)
         d = groups.desc[0]
         return Sides(
-            int(groups.left_sizes()[0]),
-            int(groups.right_sizes()[0]),
-            bool(d[0] == d[4] and d[1] == d[5]),
+            int(groups.left_sizes().sum()),
+            int(groups.right_sizes().sum()),
+            bool(len(groups) == 1 and d[0] == d[4] and d[1] == d[5]),
         )
 
     def single_rows(self, dc: NormalDC) -> np.ndarray:
-        return filters.single_rows(self.ctx.enc, dc)
+        return filters.single_rows(self.ctx.enc, dc, self.ctx.scope)
 
     def table_statistics(self) -> TableStatistics:
         if self._stats is None:

@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from facet.encoding import HashedDictionary
 from facet.engine.context import Context
 from facet.engine.counting import Degrees, Scratch, count_inequalities
-from facet.engine.groups import Groups
+from facet.engine.groups import Groups, concat
 from facet.engine.refinement import refine
 from facet.kernels.hashing import (
     hash_bytes,
@@ -221,7 +221,7 @@ class TableStatistics:
         return hll_registers(combined, self.p)
 
     def sample_pairs(self, groups: Groups, preds: tuple[PairPredicate, ...]) -> float:
-        """Pairs of the single initial group ``groups`` that satisfy ``preds``
+        """Pairs of the initial groups ``groups`` that satisfy ``preds``
         (equalities and inequalities), counted on the tid sample by the
         refinement and counting kernels (one thread) and scaled by
         ``(n / sample size)^2``."""
@@ -230,12 +230,18 @@ class TableStatistics:
             return 0.0
         t = time.perf_counter()
         ctx = self.ctx.with_threads(1)
-        d = groups.desc[0]
         in_sample = np.zeros(self.enc.n, np.bool_)
         in_sample[sample] = True  # (np.intersect1d sorts or hashes both sides: 100x slower)
-        side_l = groups.buf[d[0] : d[1]]
-        side_r = groups.buf[d[4] : d[5]]
-        g = Groups.pair(np.sort(side_l[in_sample[side_l]]), np.sort(side_r[in_sample[side_r]]))
+        parts = []
+        for d in groups.desc:  # one group, or two for a scoped run: no loop per row
+            side_l = groups.buf[d[0] : d[1]]
+            side_r = groups.buf[d[4] : d[5]]
+            parts.append(
+                Groups.pair(np.sort(side_l[in_sample[side_l]]), np.sort(side_r[in_sample[side_r]]))
+            )
+        if not parts:
+            return 0.0
+        g = concat(parts)
         for p in preds:
             if p.cls == EQUALITY:
                 g = refine(ctx, g, Stage((p,), "equality"))

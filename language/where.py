@@ -1,0 +1,269 @@
+"""Row conditions for scoped detection: ``--where EXPR`` (docs/semantics.md §10).
+
+Daisy (Giannakopoulou et al., SIGMOD 2020) checks constraints on the rows a query
+touches; facet's scope is the rows satisfying ``EXPR``, and a scoped run reports
+the violations holding at least one of them.  Grammar (keywords in any case)::
+
+    expr    := term ('or' term)*
+    term    := factor ('and' factor)*
+    factor  := 'not' factor | '(' expr ')' | atom
+    atom    := operand op operand                    op: = != <> < <= > >= (as in DCs)
+             | column ['not'] 'in' '(' value (',' value)* ')'
+             | column 'is' ['not'] 'null'
+    operand := column | value
+    column  := a bare name, or one in backticks (`unit price`)
+    value   := a quoted string ('NY' or "NY"), a number, true or false
+
+Each comparison means what the same comparison means in a single-tuple DC (a
+constant takes its column's type; CSV columns compared with ``< <= > >=`` are
+typed as numbers or times), so :meth:`Where.dcs` hands the typing step one
+single-tuple DC per comparison.  NULL follows SQL: a comparison with a NULL is
+unknown, ``not`` of unknown is unknown, and only rows where ``EXPR`` is true are
+in scope.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from facet.language.ast import DC, Col, Const, Predicate
+from facet.language.errors import DCSyntaxError
+from facet.language.parser import _OPERATORS, _LineParser
+
+__all__ = ["And", "Compare", "IsNull", "Not", "Or", "Where", "parse_where"]
+
+_KEYWORDS = frozenset({"and", "or", "not", "in", "is", "null", "true", "false"})
+_WORD = re.compile(r"[^\W\d]\w*")
+_SOURCE = "--where"
+
+
+@dataclass(frozen=True)
+class Compare:
+    """A comparison of columns of one row and constants (a single-tuple DC's predicate)."""
+
+    pred: Predicate
+
+
+@dataclass(frozen=True)
+class IsNull:
+    column: str
+
+
+@dataclass(frozen=True)
+class Not:
+    arg: Node
+
+
+@dataclass(frozen=True)
+class And:
+    args: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    args: tuple[Node, ...]
+
+
+Node = Compare | IsNull | Not | And | Or
+
+
+@dataclass(frozen=True)
+class Where:
+    """A parsed ``--where`` expression and its text."""
+
+    expr: Node
+    text: str
+
+    def atoms(self) -> list[Compare | IsNull]:
+        out: list[Compare | IsNull] = []
+
+        def walk(n: Node) -> None:
+            if isinstance(n, Compare | IsNull):
+                out.append(n)
+            elif isinstance(n, Not):
+                walk(n.arg)
+            else:
+                for a in n.args:
+                    walk(a)
+
+        walk(self.expr)
+        return out
+
+    def dcs(self) -> list[DC]:
+        """One single-tuple DC per comparison (``t.A = t.A`` for ``A is null``): what
+        the typing step must see, as it sees the rules."""
+        out: list[DC] = []
+        for a in self.atoms():
+            if isinstance(a, Compare):
+                pred = a.pred
+            else:
+                pred = Predicate(Col(0, a.column), "=", Col(0, a.column))
+            out.append(DC((pred,), source=_SOURCE, line=1, text=self.text))
+        return list(dict.fromkeys(out))
+
+    def columns(self) -> list[str]:
+        return list(dict.fromkeys(c for d in self.dcs() for c in d.columns()))
+
+
+class _WhereParser(_LineParser):
+    """Recursive descent over one ``--where`` text (positions are 0-based)."""
+
+    def keyword(self, word: str) -> bool:
+        """Consume the keyword ``word`` (any case, a whole word) when it is next."""
+        m = _WORD.match(self.text, self.pos)
+        if m is None or m.group().lower() != word:
+            return False
+        self.pos = m.end()
+        return True
+
+    def at_keyword(self, word: str) -> bool:
+        save = self.pos
+        found = self.keyword(word)
+        self.pos = save
+        return found
+
+    def parse_all(self) -> Node:
+        self.skip_ws()
+        if self.at_end():
+            raise self.error("empty --where: write a condition such as state = 'NY'")
+        node = self.expr()
+        self.skip_ws()
+        if not self.at_end():
+            raise self.error(
+                f"unexpected {self.text[self.pos]!r}; join conditions with 'and' or 'or'"
+            )
+        return node
+
+    def expr(self) -> Node:
+        return self.chain("or", self.term, Or)
+
+    def term(self) -> Node:
+        return self.chain("and", self.factor, And)
+
+    def chain(self, word: str, item: Callable[[], Node], cls: type[And] | type[Or]) -> Node:
+        """``item (word item)*``: one item, or ``cls`` of all of them."""
+        args = [item()]
+        while True:
+            self.skip_ws()
+            if not self.keyword(word):
+                break
+            args.append(item())
+        return args[0] if len(args) == 1 else cls(tuple(args))
+
+    def factor(self) -> Node:
+        self.skip_ws()
+        if self.keyword("not"):
+            return Not(self.factor())
+        if self.peek() == "(":
+            open_pos = self.pos
+            self.pos += 1
+            node = self.expr()
+            self.skip_ws()
+            if self.accept(")") is None:
+                raise self.error(f"expected ')' to close the '(' at column {open_pos + 1}")
+            return node
+        return self.atom()
+
+    def atom(self) -> Node:
+        self.skip_ws()
+        start = self.pos
+        left = self.value_or_column()
+        self.skip_ws()
+        if isinstance(left, Col):
+            if self.keyword("is"):
+                self.skip_ws()
+                negated = self.keyword("not")
+                self.skip_ws()
+                if not self.keyword("null"):
+                    raise self.error("expected 'null' after 'is' (or 'is not')")
+                node: Node = IsNull(left.name)
+                return Not(node) if negated else node
+            save = self.pos
+            negated = self.keyword("not")
+            self.skip_ws()
+            if self.keyword("in"):
+                values = self.value_list()
+                node = Or(tuple(Compare(Predicate(left, "=", v)) for v in values))
+                if len(values) == 1:
+                    node = node.args[0]
+                return Not(node) if negated else node
+            self.pos = save
+        op = self.where_operator()
+        right = self.value_or_column()
+        if isinstance(left, Const) and isinstance(right, Const):
+            raise self.error(
+                "a comparison needs at least one column; compare a column with a value, "
+                "e.g. state = 'NY'",
+                start,
+            )
+        return Compare(Predicate(left, op, right))
+
+    def where_operator(self) -> str:
+        self.skip_ws()
+        if self.at_end():
+            raise self.error("expected a comparison (=, !=, <, <=, >, >=), 'in' or 'is null'")
+        if any(self.startswith(symbol) for symbol, _ in _OPERATORS):
+            return self.operator()
+        raise self.error("expected a comparison (=, !=, <, <=, >, >=), 'in' or 'is null'")
+
+    def value_list(self) -> list[Const]:
+        self.skip_ws()
+        if self.accept("(") is None:
+            raise self.error("expected '(' and a list of values after 'in'")
+        values: list[Const] = []
+        while True:
+            self.skip_ws()
+            v = self.value_or_column()
+            if not isinstance(v, Const):
+                raise self.error("'in' takes values (quoted strings, numbers), not columns")
+            values.append(v)
+            self.skip_ws()
+            if self.accept(")"):
+                return values
+            if self.accept(",") is None:
+                raise self.error("expected ',' or ')' in the 'in' list")
+
+    def value_or_column(self) -> Col | Const:
+        self.skip_ws()
+        start = self.pos
+        ch = self.peek()
+        if ch == "`":
+            name = self.backticked()
+            if not name:
+                raise self.error("empty column name between the backticks", start)
+            return Col(0, name)
+        if ch in ("'", '"') or (ch and ch in "+-.0123456789"):
+            const = self.operand()  # the DC language's strings and numbers
+            assert isinstance(const, Const)
+            return const
+        m = _WORD.match(self.text, self.pos)
+        if m is None:
+            raise self.error(
+                "expected a column name, a quoted string or a number"
+                + ("" if ch else " at the end of --where")
+            )
+        word = m.group()
+        if word.lower() in ("true", "false"):
+            self.pos = m.end()
+            return Const(word)
+        if word.lower() in _KEYWORDS:
+            raise self.error(
+                f"{word!r} is a keyword here; write a column of that name in backticks: `{word}`"
+            )
+        self.pos = m.end()
+        return Col(0, word)
+
+
+def parse_where(text: str) -> Where:
+    """Parse a ``--where`` expression; errors name the column within ``text``."""
+    if "\n" in text.strip() or "\r" in text.strip():
+        raise DCSyntaxError(
+            "line break inside --where; write the condition on one line",
+            source=_SOURCE,
+            line=1,
+            column=1,
+            text=text,
+        )
+    return Where(_WhereParser(text.strip(), _SOURCE, 1).parse_all(), text.strip())

@@ -1,0 +1,286 @@
+"""``--where`` (docs/semantics.md §10): the violations holding a row of the scope,
+computed from the scoped initial pairs ``(S, all)`` and ``(all - S, S)``, must
+equal the whole run's violations filtered to those touching the scope.
+
+The scope itself is computed here without facet: each comparison of the
+expression is a single-tuple DC, whose rows ``tests/naive.py`` (random tables)
+or DuckDB (the real data, tests/sql_oracle.py) give; a row is unknown for a
+comparison when neither it nor its negation holds (a NULL), and ``and`` /
+``or`` / ``not`` follow SQL's three values.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import facet
+from facet.errors import DCSyntaxError, FacetInputError
+from facet.language.ast import DC, NEGATE, Col, Const, Predicate
+from facet.language.where import And, Compare, IsNull, Not, Or, parse_where
+from tests.naive import naive_cells, naive_pairs
+from tests.sql_oracle import duckdb_pairs
+from tests.strategies import comparable, dcs, tables
+from tests.test_row_outputs import components_from, suspects_from, tuples_from
+
+ROOT = Path(__file__).resolve().parent.parent
+TAX = ROOT / "data" / "tax" / "tax_dirty_0010k.csv"
+PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# ------------------------------------------------------------------ the scope, without facet
+
+
+def scope_rows(expr, rows_of: Callable[[Predicate], set[int]], n: int) -> set[int]:
+    """Rows where ``expr`` (a parsed --where) is true; ``rows_of(pred)``: the rows
+    of the single-tuple DC ``not(pred)``, i.e. where ``pred`` holds."""
+
+    def ev(node) -> tuple[set[int], set[int]]:  # (true, false)
+        if isinstance(node, Compare):
+            p = node.pred
+            return rows_of(p), rows_of(Predicate(p.left, NEGATE[p.op], p.right))
+        if isinstance(node, IsNull):
+            c = Col(0, node.column)
+            valued = rows_of(Predicate(c, "=", c))
+            return set(range(n)) - valued, valued
+        if isinstance(node, Not):
+            t, f = ev(node.arg)
+            return f, t
+        parts = [ev(a) for a in node.args]
+        if isinstance(node, And):
+            return set.intersection(*[t for t, _ in parts]), set.union(*[f for _, f in parts])
+        assert isinstance(node, Or)
+        return set.union(*[t for t, _ in parts]), set.intersection(*[f for _, f in parts])
+
+    return ev(expr.expr)[0]
+
+
+def scoped(pairs: set, scope: set[int]) -> set:
+    return {p for p in pairs if (p[0] in scope or p[1] in scope if isinstance(p, tuple)
+                                 else p in scope)}  # fmt: skip
+
+
+def _pairs_of(res, i: int) -> set:
+    t = res.pairs()
+    out = set()
+    for dc, t1, t2 in zip(*[t.column(c).to_pylist() for c in ("dc", "t1", "t2")], strict=True):
+        if dc == i:
+            out.add(t1 if t2 is None else (t1, t2))
+    return out
+
+
+# ------------------------------------------------------------------ random expressions
+
+
+def _operand_text(o) -> str:
+    return o.name if isinstance(o, Col) else o.as_text()
+
+
+@st.composite
+def where_texts(draw, kinds: list[str], depth: int = 2) -> str:
+    """A --where text over columns ``c0..`` of ``kinds``: comparisons with constants
+    and columns, ``in``, ``is [not] null``, combined by and / or / not."""
+    from tests.strategies import _CONSTS
+
+    if depth == 0 or draw(st.integers(0, 2)) == 0:
+        j = draw(st.integers(0, len(kinds) - 1))
+        col = f"c{j}"
+        shape = draw(st.integers(0, 5))
+        if shape == 0:
+            return f"{col} is {draw(st.sampled_from(['', 'not ']))}null"
+        if shape == 1:
+            values = draw(st.lists(_CONSTS[kinds[j]], min_size=1, max_size=3))
+            texts = [Const(v, quoted=kinds[j] == "str").as_text() for v in values]
+            neg = draw(st.sampled_from(["", "not "]))
+            return f"{col} {neg}in ({', '.join(texts)})"
+        op = draw(st.sampled_from(["=", "!=", "<", "<=", ">", ">="]))
+        if shape == 2:
+            others = [k for k in range(len(kinds)) if comparable(kinds[j], kinds[k])]
+            return f"{col} {op} c{draw(st.sampled_from(others))}"
+        const = Const(draw(_CONSTS[kinds[j]]), quoted=kinds[j] == "str").as_text()
+        return f"{const} {op} {col}" if shape == 3 else f"{col} {op} {const}"
+    kind = draw(st.sampled_from(["and", "or", "not"]))
+    if kind == "not":
+        return f"not ({draw(where_texts(kinds, depth - 1))})"
+    parts = draw(st.lists(where_texts(kinds, depth - 1), min_size=2, max_size=3))
+    return f" {kind} ".join(f"({p})" for p in parts)
+
+
+@PROPERTY
+@given(data=st.data())
+def test_scoped_runs_equal_naive_pairs_touching_the_scope(data):
+    table, kinds = data.draw(tables(max_rows=25))
+    rules = [data.draw(dcs(kinds)) for _ in range(data.draw(st.integers(1, 2)))]
+    text = data.draw(where_texts(kinds))
+    n = table.num_rows
+    scope = scope_rows(parse_where(text), lambda p: naive_pairs(table, DC((p,))), n)
+    want = {i: scoped(naive_pairs(table, dc), scope) for i, dc in enumerate(rules)}
+    res = facet.detect(table, dcs=rules, where=text, output="pairs")
+    assert res.scope_rows == len(scope), text
+    for i in range(len(rules)):
+        assert _pairs_of(res, i) == want[i], (text, rules[i].canonical())
+        d = res.dcs[i]
+        assert d.violations == len(want[i])
+        rows = {r for p in want[i] for r in (p if isinstance(p, tuple) else (p,))}
+        assert d.rows_involved == len(rows)
+    # every output kind comes from the same scoped pairs
+    assert {tuple(r.values()) for r in res.tuples().to_pylist()} == tuples_from(want)
+    assert {tuple(r.values()) for r in res.components().to_pylist()} == components_from(want)
+    got_suspects = [tuple(r.values()) for r in res.suspects().to_pylist()]
+    assert got_suspects == suspects_from(rules, want)
+    cells = res.cells()
+    for i, dc in enumerate(rules):
+        scoped_table = _only_pairs(table, dc, want[i])
+        got = {(t, c): v for t, c, d, v in zip(*[cells.column(k).to_pylist() for k in
+               ("tid", "column", "dc", "violations")], strict=True) if d == i}  # fmt: skip
+        assert got == scoped_table, (text, dc.canonical())
+    blocks = facet.detect(table, dcs=rules, where=text, output="blocks").blocks()
+    expanded = {i: set() for i in range(len(rules))}
+    for dc, t1, t2 in zip(*[blocks.column(c).to_pylist() for c in ("dc", "t1", "t2")],
+                          strict=True):  # fmt: skip
+        if t2 is None:
+            expanded[dc] |= set(t1)
+        else:
+            expanded[dc] |= {(a, b) for a in t1 for b in t2 if a != b}
+    assert expanded == want
+
+
+def _only_pairs(table: pa.Table, dc: DC, pairs: set) -> dict:
+    """``cells`` counted over ``pairs`` (the scoped violations): each adds 1 to every
+    cell of its rows' sides.  Over all of the DC's violations this is
+    ``naive_cells``, which the first line checks."""
+
+    def count(ps: set) -> dict:
+        side = _sides(dc)
+        out: dict = {}
+        for p in ps:
+            rows = p if isinstance(p, tuple) else (p,)
+            for r, cols in zip(rows, side, strict=False):
+                for c in cols:
+                    out[(r, c)] = out.get((r, c), 0) + 1
+        return out
+
+    assert count(naive_pairs(table, dc)) == naive_cells(table, dc)
+    return count(pairs)
+
+
+def _sides(dc: DC) -> tuple[set[str], set[str]]:
+    s0: set[str] = set()
+    s1: set[str] = set()
+    for p in dc.predicates:
+        for c in p.columns():
+            (s0 if c.tuple == 0 or dc.arity == 1 else s1).add(c.name)
+    return s0, s1
+
+
+# ------------------------------------------------------------------ real data, DuckDB
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "state = 'NY'",
+        "state in ('CA', 'TX') and salary > 60000",
+        "not (rate < 5) or zip is null",
+        "salary >= 80000 or marital_status != 'M'",
+    ],
+)
+def test_real_data_equals_duckdb_pairs_touching_the_scope(where):
+    rules = facet.load_dcs(ROOT / "data" / "tax" / "dc_rules_holoclean.txt")
+    rules += facet.load_dcs(None, ["not(t.state = t'.state and t.salary > t'.salary and "
+                                   "t.rate < t'.rate)"])  # fmt: skip
+    parsed = parse_where(where)
+    type_dcs = rules + parsed.dcs()
+    n = facet.detect(TAX, dcs=["zip -> zip"]).rows
+    scope = scope_rows(parsed, lambda p: duckdb_pairs(TAX, DC((p,)), type_dcs), n)
+    res = facet.detect(TAX, dcs=rules, where=where, output="pairs")
+    assert res.scope_rows == len(scope)
+    assert 0 < len(scope) < n
+    for i, dc in enumerate(rules):
+        want = scoped(duckdb_pairs(TAX, dc, type_dcs), scope)
+        assert _pairs_of(res, i) == want, dc.canonical()
+        assert res.dcs[i].violations == len(want)
+
+
+# ------------------------------------------------------------------ the language and the CLI
+
+
+def test_where_grammar():
+    w = parse_where("state = 'NY' and (salary > 1000 or not `my col` in (1, 2)) or z is not null")
+    assert isinstance(w.expr, Or) and isinstance(w.expr.args[0], And)
+    assert [d.body() for d in w.dcs()] == [
+        'not(t.state = "NY")', "not(t.salary > 1000)", "not(t.`my col` = 1)",
+        "not(t.`my col` = 2)", "not(t.z = t.z)",
+    ]  # fmt: skip
+    assert w.columns() == ["state", "salary", "my col", "z"]
+    assert isinstance(parse_where("NOT a IS NULL").expr, Not)
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "message"),
+    [
+        ("", 1, "empty --where"),
+        ("a", 2, "expected a comparison"),
+        ("a = 1 b", 7, "join conditions with 'and' or 'or'"),
+        ("(a = 1", 7, "expected ')' to close"),
+        ("1 = 2", 1, "at least one column"),
+        ("a in (b)", 8, "'in' takes values"),
+        ("a is 3", 6, "expected 'null'"),
+        ("and = 1", 1, "`and`"),
+        ("a => 1", 3, "write '>='"),
+    ],
+)
+def test_where_syntax_errors_point_at_the_column(text, column, message):
+    with pytest.raises(DCSyntaxError, match=re.escape(message)) as err:
+        parse_where(text)
+    assert err.value.column == column
+
+
+def test_where_types_csv_columns_and_refuses_bad_constants(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n10,x\n9,x\n100,y\n,y\n")
+    # 'a > 9' types a as a number (text would order "10" < "9"): rows 0 and 2
+    res = facet.detect(path, dcs=["b -> b"], where="a > 9")
+    assert res.scope_rows == 2
+    # a NULL comparison leaves the row out, and so does its negation
+    assert facet.detect(path, dcs=["b -> b"], where="not (a > 9)").scope_rows == 1
+    assert facet.detect(path, dcs=["b -> b"], where="a is null").scope_rows == 1
+    with pytest.raises(FacetInputError, match='--where:1: constant "x"'):
+        facet.detect(path, dcs=["b -> b"], where="a > 'x'")
+    with pytest.raises(FacetInputError, match="--where:1: unknown column 'zz'"):
+        facet.detect(path, dcs=["b -> b"], where="zz = 1")
+
+
+def test_where_on_the_command_line(tmp_path):
+    exe = [sys.executable, "-m", "facet"]
+    base = [str(TAX), "--dc", "zip -> city", "--where", "state = 'NY'"]
+    proc = subprocess.run([*exe, "detect", *base, "--format", "json", "--exit-zero"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["where"] == "state = 'NY'" and doc["scope_rows"] > 0
+    full = facet.detect(TAX, dcs=["zip -> city"], output="pairs").pairs()
+    ny = set(facet.detect(TAX, dcs=["not(t.state = 'NY')"], output="pairs").pairs()["t1"]
+             .to_pylist())  # fmt: skip
+    want = sum(1 for a, b in zip(full["t1"].to_pylist(), full["t2"].to_pylist(), strict=True)
+               if a in ny or b in ny)  # fmt: skip
+    assert doc["dcs"][0]["violations"] == want and doc["scope_rows"] == len(ny)
+    text = subprocess.run([*exe, "detect", *base], capture_output=True, text=True)
+    assert f"holding one of the {len(ny):,} rows where state = 'NY'" in text.stdout
+    plan = subprocess.run([*exe, "explain", *base, "--format", "json"], capture_output=True,
+                          text=True)  # fmt: skip
+    assert plan.returncode == 0 and json.loads(plan.stdout)["scope_rows"] == len(ny)
+    bad = subprocess.run([*exe, "detect", *base[:-1], "state = "], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--where:1:8" in bad.stderr and "Traceback" not in bad.stderr
+    spark = subprocess.run([*exe, "detect", *base, "--engine", "spark"], capture_output=True,
+                           text=True)  # fmt: skip
+    assert spark.returncode == 2 and "local engine only" in spark.stderr
