@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 #: public name -> the module that defines it
 _EXPORTS = {
     "detect": "facet.api",
+    "Detector": "facet.detector",
     "explain": "facet.api",
     "load_dcs": "facet.api",
     "DCSyntaxError": "facet.errors",
@@ -38,6 +39,7 @@ __all__ = [
     "Config",
     "DCResult",
     "DCSyntaxError",
+    "Detector",
     "FacetError",
     "FacetInputError",
     "Result",
@@ -51,6 +53,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from facet.api import detect, explain, load_dcs
+    from facet.detector import Detector
     from facet.errors import DCSyntaxError, FacetError, FacetInputError
     from facet.language import DC, parse_dc, parse_rules, read_rules
     from facet.planner.config import Config

@@ -96,6 +96,8 @@ class Opened:
     #: ``--where``: the expression and the rows it selects (None: the whole table)
     where: str | None = None
     scope_rows: int | None = None
+    #: the encoded table (local engine): its types, for an incremental Detector
+    enc: Any = None
 
 
 def open_session(
@@ -150,7 +152,34 @@ def open_session(
     monitor.start("load")
     source = load(data, columns=use.columns + [c for c in schema_map if c not in use.columns])
     monitor.end()
-    load_seconds = time.perf_counter() - t0
+    opened = open_local(
+        source, dc_list, use, schema_map, config, outputs, execute, monitor,
+        load_seconds=time.perf_counter() - t0, engine=engine, where=scope,
+    )  # fmt: skip
+    for w in opened.warnings:
+        if on_warning is not None:
+            on_warning(w)
+    return opened
+
+
+def open_local(
+    source: Any,
+    dc_list: list[DC],
+    use: Any,
+    schema_map: dict[str, str],
+    config: Config,
+    outputs: tuple[str, ...],
+    execute: bool,
+    monitor: Monitor,
+    *,
+    load_seconds: float = 0.0,
+    engine: str = "local",
+    where: Any = None,
+    scope: np.ndarray | None = None,
+) -> Opened:
+    """A session on a loaded :class:`facet.loading.Source`: warm the kernels,
+    type and encode, open the engine; scoped by ``where`` (a parsed ``--where``)
+    or by ``scope`` (a bool per row: an incremental batch's rows)."""
     kernels = run_kernels(dc_list, config, outputs, source=source, execute=execute)
     # a cold numba cache is told apart only for someone watching (it costs an import)
     cold = monitor.callback is not None and kernels_cache_cold(kernels - loaded())
@@ -164,26 +193,24 @@ def open_session(
     warnings = list(enc.warnings) + _reinterpretation_warnings(
         dc_list, enc.kinds, enc.ordered, enc.from_text
     )
-    for w in warnings:
-        if on_warning is not None:
-            on_warning(w)
     created = create_engine(engine, enc, config)
-    scope_rows = None
+    if where is not None:
+        scope = where_mask(enc, where)
     if scope is not None:
-        mask = where_mask(enc, scope)
-        created.set_scope(mask)
-        scope_rows = int(mask.sum())
+        created.set_scope(scope)
     session = Session(created, dc_list)
-    return Opened(
+    opened = Opened(
         session,
         source.name,
         load_seconds,
         warm,
         time.perf_counter() - t1,
         warnings,
-        None if scope is None else scope.text,
-        scope_rows,
+        None if where is None else where.text,
+        None if scope is None else int(np.count_nonzero(scope)),
+        enc,
     )
+    return opened
 
 
 def _open_spark(
@@ -374,29 +401,45 @@ def detect(
             f"--output {output} runs on the local engine only for now; "
             "drop --engine spark, or use --output pairs|blocks on Spark"
         )
+
+    def opener(monitor: Monitor) -> Opened:
+        return open_session(
+            data,
+            rules,
+            dcs=dcs,
+            schema=schema,
+            on_warning=on_warning,
+            config=config,
+            engine=engine,
+            outputs=("count", output),  # counts first, then pairs / blocks
+            monitor=monitor,
+            master=master,
+            id_column=id_column,
+            where=where,
+        )
+
+    return run_detection(opener, output, out_path, limit, mode, progress, timeout)
+
+
+def run_detection(
+    opener: Callable[[Monitor], Opened],
+    output: str,
+    out_path: str | None,
+    limit: int | None,
+    mode: str,
+    progress: ProgressCallback | None,
+    timeout: float | None,
+) -> Result:
+    """A validated run: ``opener`` opens the session (the whole table, or an
+    incremental :class:`facet.detector.Detector`'s), then counts and outputs
+    under the progress monitor and the deadline; nothing is left at ``out``
+    unless it completes."""
     monitor = Monitor(progress, timeout)
     run = _Run()
     try:
         try:
             with monitor.alarm():
-                result = _detect(
-                    run,
-                    monitor,
-                    data,
-                    rules,
-                    dcs=dcs,
-                    output=output,
-                    out_path=out_path,
-                    limit=limit,
-                    schema=schema,
-                    on_warning=on_warning,
-                    config=config,
-                    mode=mode,
-                    engine=engine,
-                    master=master,
-                    id_column=id_column,
-                    where=where,
-                )
+                result = _detect(run, monitor, opener(monitor), output, out_path, limit, mode)
                 monitor.check()  # the deadline covers everything but the final rename
         except SystemError as err:  # the alarm went off as a kernel returned
             exceeded = deadline_in(err)
@@ -429,36 +472,12 @@ class _Run:
 def _detect(
     run: _Run,
     monitor: Monitor,
-    data: Any,
-    rules: RulesLike,
-    *,
-    dcs: Iterable[str | DC] | None,
+    opened: Opened,
     output: str,
     out_path: str | None,
     limit: int | None,
-    schema: str | dict[str, str] | None,
-    on_warning: Callable[[str], None] | None,
-    config: Config | None,
     mode: str,
-    engine: str,
-    master: str | None = None,
-    id_column: str | None = None,
-    where: str | None = None,
 ) -> Result:
-    opened = open_session(
-        data,
-        rules,
-        dcs=dcs,
-        schema=schema,
-        on_warning=on_warning,
-        config=config,
-        engine=engine,
-        outputs=("count", output),  # counts first, then pairs / blocks
-        monitor=monitor,
-        master=master,
-        id_column=id_column,
-        where=where,
-    )
     session, dc_list = opened.session, opened.session.dcs
     run.session = session
     session.monitor = monitor

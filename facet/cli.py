@@ -106,6 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
         "'zip -> city' (repeatable; numbered after the rules file's DCs)",
     )
     d.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
+    d.add_argument(
+        "--append",
+        action="append",
+        default=[],
+        metavar="BATCH",
+        help="after DATA, append BATCH (a file of the same columns) and report the violations "
+        "holding one of its rows; repeatable, in order (docs/semantics.md §11)",
+    )
     d.add_argument("--format", choices=("text", "json"), default="text", help="report format")
     d.add_argument(
         "--output",
@@ -465,6 +473,8 @@ def run_detect(args: argparse.Namespace) -> int:
     global _display
     _check_engine(args)
     rules = _rules(args)  # (before the engine's imports: syntax errors come fast)
+    if args.append:
+        return run_batches(args, rules)
     from facet.api import detect
 
     _display = _progress_display(args)
@@ -501,6 +511,80 @@ def run_detect(args: argparse.Namespace) -> int:
     if result.total_violations and not args.exit_zero:
         return EXIT_VIOLATIONS
     return EXIT_CLEAN
+
+
+def run_batches(args: argparse.Namespace, rules: list[Any]) -> int:
+    """``facet detect BASE --append BATCH ...``: the base table's report, then one
+    per batch (the violations holding one of its rows), then the running totals."""
+    for flag, value in (("--out", args.out), ("--where", args.where), ("--limit", args.limit)):
+        if value is not None:
+            raise FacetInputError(f"{flag} does not combine with --append yet; drop one of them")
+    if args.engine != "local":
+        raise FacetInputError("--append runs on the local engine only for now")
+    from facet.detector import Detector
+
+    det = Detector(
+        args.data, rules or None, dcs=args.dc, schema=args.schema, mode=args.mode,
+        on_warning=_warn, output=args.output,
+    )  # fmt: skip
+    reports = [("base", args.data, det.initial, (0, det.rows))]
+    for k, batch in enumerate(args.append, 1):
+        first = det.rows
+        res = det.append(batch, output=args.output, timeout=args.timeout)
+        reports.append((f"batch {k}", batch, res, (first, det.rows)))
+    totals = det.totals()
+    if args.format == "json":
+        docs = []
+        for label, path, res, (first, end) in reports:
+            doc = {"part": label, "path": str(path), "first_tid": first, "end_tid": end}
+            docs.append({**doc, **_full_dict(res)})
+        sys.stdout.write(json.dumps({"base": docs[0], "batches": docs[1:], "totals": totals}))
+        sys.stdout.write("\n")
+    else:
+        for label, path, res, (first, end) in reports:
+            if label == "base":
+                print(f"== base: {path}")
+            else:
+                print(f"== {label}: {path} (tids {first:,}..{end - 1:,}): violations "
+                      "holding a row of this batch")  # fmt: skip
+            print(_text_report(res, _width()))
+            if res.output in ("pairs", "blocks"):
+                _print_pairs_text(res, sys.stdout)
+            elif res.output in ROWS:
+                _print_rows_text(res, sys.stdout)
+            print()
+        per_dc = ", ".join(f"DC {d['id']}: {d['violations']:,}" for d in totals["dcs"])
+        print(
+            f"== totals: {totals['rows']:,} rows after {totals['batches']} batch(es), "
+            f"{totals['total_violations']:,} violations ({per_dc})"
+        )
+    sys.stdout.flush()
+    if totals["total_violations"] and not args.exit_zero:
+        return EXIT_VIOLATIONS
+    return EXIT_CLEAN
+
+
+def _full_dict(result: Any) -> dict[str, Any]:
+    """``result.to_dict()`` with its kept output: row tables as lists of records,
+    pairs / blocks per DC (as ``_write_json`` writes them)."""
+    doc = result.to_dict()
+    kind = result.output
+    if kind in ROWS:
+        doc[kind] = _row_table(result).to_pylist()
+    elif kind in ("pairs", "blocks"):
+        listed = dict(_listed(result))
+        cols = (1, 2) if kind == "pairs" else (2, 3)
+        for entry in doc["dcs"]:
+            entry[kind] = [
+                list(row)
+                for batch in listed.get(entry["id"], ())
+                for row in zip(
+                    batch.column(cols[0]).to_pylist(),
+                    batch.column(cols[1]).to_pylist(),
+                    strict=True,
+                )  # fmt: skip
+            ]
+    return doc
 
 
 class Terminated(KeyboardInterrupt):

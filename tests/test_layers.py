@@ -40,6 +40,7 @@ LAYERS = {
     "facet.result": 2,
     "facet.engine": 3,
     "facet.api": 4,
+    "facet.detector": 4,
     "facet.cli": 4,
     "facet.__main__": 4,
     "facet.integrations": 4,  # bridges to other tools, built on the API

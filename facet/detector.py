@@ -1,0 +1,210 @@
+"""Incremental detection: the violations each appended batch brings (docs/semantics.md §11).
+
+The Batchwise paper (Berti-Équille et al.) cleans data batch by batch; facet's part is
+detection.  A :class:`Detector` holds the table and its DCs; ``append(batch)`` reports the
+violations that hold at least one row of the batch -- the initial pairs ``(B, all)`` and
+``(old, B)`` of §8, run by the same pipeline as a whole-table run -- with the same result
+shape as :func:`facet.detect` (counts, rows involved, every output), and keeps running
+totals.  The base run plus every append's violations are the whole table's, exactly.
+
+Types are fixed by the first table (and ``schema``): a CSV column typed as text or as a
+time stays so; a numeric column may widen from int64 to float64 once a batch brings a
+fraction (ints and floats compare by exact value, so no earlier answer changes), and that
+append's result says so.  A batch without a column the DCs use, of another kind (CSV text
+against a typed table) or with a column that does not convert to the table's type exactly
+is refused with :class:`~facet.errors.FacetInputError` and changes nothing.
+
+Each append re-types and re-encodes the whole table (a pass over it) before the scoped
+run; bench/results/incremental.md measures what that costs against a full run.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from facet.api import Opened, RulesLike, load_dcs, open_local, run_detection
+from facet.column_types import analyze, parse_schema
+from facet.errors import FacetInputError
+from facet.language.ast import DC
+from facet.loading import Source, load
+from facet.planner.config import DEFAULT, Config
+from facet.progress import ProgressCallback
+from facet.result import Result
+
+
+class Detector:
+    """Detection over a table that grows by batches (local engine).
+
+    >>> det = Detector("base.csv", "rules.txt")       # doctest: +SKIP
+    >>> det.initial.total_violations                   # the base table's run
+    >>> res = det.append("batch.csv")                  # violations holding a new row
+    >>> det.totals()                                   # running totals per DC
+    """
+
+    def __init__(
+        self,
+        data: Any,
+        rules: RulesLike = None,
+        *,
+        dcs: Iterable[str | DC] | None = None,
+        schema: str | dict[str, str] | None = None,
+        config: Config | None = None,
+        mode: str = "sequential",
+        on_warning: Any = None,
+        output: str = "count",
+    ) -> None:
+        self.dcs = load_dcs(rules, dcs)
+        self.config = config or DEFAULT
+        self.mode = mode
+        self._on_warning = on_warning
+        self._schema = parse_schema(schema)
+        self._use = analyze(self.dcs)
+        self._columns = self._use.columns + [c for c in self._schema if c not in self._use.columns]
+        start = time.perf_counter()
+        source = load(data, columns=self._columns)
+        self._load_seconds = time.perf_counter() - start
+        self._name = source.name
+        self._text = source.text
+        for col in self._columns:
+            if col not in source.all_columns:
+                break  # encode() reports it against the DC that uses it
+        else:
+            source = Source(
+                source.table.select(self._columns), source.name, source.text,
+                list(self._columns), source.num_rows,
+            )  # fmt: skip
+        self._kinds: dict[str, str] = {}
+        self.initial = self._run(source, None, output, None, None, None, None)
+        self._table = source.table
+        self._batches = 0
+        self._totals = [d.violations for d in self.initial.dcs]
+
+    # ------------------------------------------------------------------ appending
+    @property
+    def rows(self) -> int:
+        """Rows of the table so far (tids ``0 .. rows - 1``, in arrival order)."""
+        return self._table.num_rows
+
+    def append(
+        self,
+        batch: Any,
+        *,
+        output: str = "count",
+        out: str | os.PathLike | None = None,
+        limit: int | None = None,
+        progress: ProgressCallback | None = None,
+        timeout: float | None = None,
+    ) -> Result:
+        """Add ``batch`` (a path or a table, like :func:`facet.detect`'s data) and
+        return the violations holding at least one of its rows (their tids follow
+        the table's).  On any error the detector is left as it was."""
+        start = time.perf_counter()
+        loaded = load(batch, columns=self._columns)
+        self._load_seconds = time.perf_counter() - start
+        missing = [c for c in self._columns if c not in loaded.all_columns]
+        if missing:
+            raise FacetInputError(
+                f"{loaded.name}: the batch has no column {', '.join(map(repr, missing))}; "
+                f"a batch needs the columns the DCs use, as {self._name} has them"
+            )
+        if loaded.text != self._text:
+            have, want = ("CSV text", "typed") if loaded.text else ("typed", "CSV text")
+            raise FacetInputError(
+                f"{loaded.name}: the batch is {have} but the detector's table is {want}; "
+                "append batches of the same kind as the first table"
+            )
+        part = loaded.table.select(self._columns)
+        if not self._text:
+            part = self._conform(part, loaded.name)
+        elif part.schema != self._table.schema:
+            part = part.cast(self._table.schema)  # text columns: string layouts only
+        combined = pa.concat_tables([self._table, part])
+        n_old = self._table.num_rows
+        scope = np.zeros(combined.num_rows, np.bool_)
+        scope[n_old:] = True
+        name = f"{self._name} + {loaded.name}"
+        source = Source(combined, name, self._text, list(self._columns), combined.num_rows)
+        out_path = None if out is None else os.fspath(out)
+        result = self._run(source, scope, output, out_path, limit, progress, timeout)
+        self._table = combined  # the run succeeded: commit
+        self._batches += 1
+        self._totals = [t + d.violations for t, d in zip(self._totals, result.dcs, strict=True)]
+        return result
+
+    def totals(self) -> dict[str, Any]:
+        """Violations per DC of the whole table so far (the base run plus every
+        append), the rows and the batches appended."""
+        return {
+            "rows": self.rows,
+            "batches": self._batches,
+            "total_violations": sum(self._totals),
+            "dcs": [
+                {"id": d.id, "name": d.name, "dc": d.dc, "violations": v}
+                for d, v in zip(self.initial.dcs, self._totals, strict=True)
+            ],
+        }
+
+    # ------------------------------------------------------------------ internals
+    def _conform(self, part: pa.Table, name: str) -> pa.Table:
+        """A typed batch's columns in the table's types, converted exactly or refused."""
+        cols = []
+        for field in self._table.schema:
+            col = part.column(field.name)
+            if col.type != field.type:
+                try:
+                    col = col.cast(field.type, safe=True)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+                    raise FacetInputError(
+                        f"{name}: column '{field.name}' is {col.type} in the batch but "
+                        f"{field.type} in the table, and does not convert exactly "
+                        f"({str(err).splitlines()[0]}); cast the batch to the table's types"
+                    ) from None
+            cols.append(col)
+        return pa.table(cols, schema=self._table.schema)
+
+    def _schema_map(self) -> dict[str, str]:
+        """The types fixed by the first table: its CSV kinds (ints as numbers, so a
+        batch's fraction widens them), then the user's schema."""
+        fixed = {c: ("number" if k in ("int", "float") else k) for c, k in self._kinds.items()}
+        return {**fixed, **self._schema}
+
+    def _run(
+        self,
+        source: Source,
+        scope: np.ndarray | None,
+        output: str,
+        out_path: str | None,
+        limit: int | None,
+        progress: ProgressCallback | None,
+        timeout: float | None,
+    ) -> Result:
+        opened: list[Opened] = []
+
+        def opener(monitor: Any) -> Opened:
+            o = open_local(
+                source, self.dcs, self._use, self._schema_map(), self.config,
+                ("count", output), True, monitor, scope=scope, load_seconds=self._load_seconds,
+            )  # fmt: skip
+            opened.append(o)
+            return o
+
+        result = run_detection(opener, output, out_path, limit, self.mode, progress, timeout)
+        enc = opened[0].enc
+        kinds = {c: enc.kinds[c] for c in self._use.columns} if enc.from_text else {}
+        for c, k in kinds.items():
+            if self._kinds.get(c) == "int" and k == "float":
+                result.warnings.append(
+                    f"{source.name}: column '{c}' widened from int64 to float64 (a batch "
+                    "brought a fraction); earlier answers are unchanged (exact comparison)"
+                )
+        self._kinds = kinds
+        for w in result.warnings:
+            if self._on_warning is not None:
+                self._on_warning(w)
+        return result

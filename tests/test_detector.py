@@ -1,0 +1,201 @@
+"""Incremental detection (facet.Detector, ``facet detect --append``; docs/semantics.md §11):
+the base run plus every append's violations are exactly one full run's, on the real Tax
+data in 40 batches and on random tables split at random points; each append reports
+exactly the violations holding a row of its batch; a bad batch changes nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import facet
+from facet.errors import FacetInputError
+from tests.naive import naive_pairs
+from tests.strategies import dcs, tables
+
+ROOT = Path(__file__).resolve().parent.parent
+TAX40 = ROOT / "data" / "tax" / "tax_dirty_0040k.csv"
+#: DCs with more pairs than this are checked by count only (the pair sets are compared
+#: as sorted int64 keys)
+MAX_PAIRS = 2_000_000
+
+
+def _keys(res, n: int) -> dict[int, np.ndarray]:
+    """Each DC's pairs as ``t1 * n + t2`` (rows: ``t1``), sorted."""
+    t = res.pairs()
+    dc = t.column("dc").to_numpy()
+    t1 = t.column("t1").to_numpy()
+    t2 = t.column("t2").fill_null(-1).to_numpy()
+    key = np.where(t2 < 0, t1, t1 * n + t2)
+    return {d.id: np.sort(key[dc == d.id]) for d in res.dcs}
+
+
+def _split_csv(path: Path, out: Path, size: int) -> list[Path]:
+    """A header-only base file and the data rows in files of ``size`` rows."""
+    lines = path.read_text().splitlines(keepends=True)
+    head, body = lines[0], lines[1:]
+    parts = [out / "base.csv"]
+    parts[0].write_text(head)
+    for k in range(0, len(body), size):
+        p = out / f"batch{k // size:02d}.csv"
+        p.write_text(head + "".join(body[k : k + size]))
+        parts.append(p)
+    return parts
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "rules", ["dc_rules.txt", "dc_rules_holoclean.txt", "dc_rules_relaxed.txt"]
+)
+def test_forty_batches_of_tax_equal_one_full_run(rules, tmp_path):
+    rules_path = ROOT / "data" / "tax" / rules
+    full = facet.detect(TAX40, rules_path)
+    n = full.rows
+    listable = [d.dc for d in full.dcs if d.violations <= MAX_PAIRS]
+    parts = _split_csv(TAX40, tmp_path, 1000)
+    assert len(parts) == 41  # the empty base, then 40 batches of 1,000 rows
+    det = facet.Detector(parts[0], rules_path)
+    counts = np.zeros(len(full.dcs), np.int64)
+    for p in parts[1:]:
+        res = det.append(p)
+        counts += [d.violations for d in res.dcs]
+    assert counts.tolist() == [d.violations for d in full.dcs]
+    assert det.totals()["total_violations"] == full.total_violations
+    assert det.rows == n and det.totals()["batches"] == 40
+    # the pair sets, for the DCs whose pairs can be listed
+    det = facet.Detector(parts[0], dcs=listable)
+    got: dict[int, list] = {i: [] for i in range(len(listable))}
+    for p in parts[1:]:
+        for i, keys in _keys(det.append(p, output="pairs"), n).items():
+            got[i].append(keys)
+    want = _keys(facet.detect(TAX40, dcs=listable, output="pairs"), n)
+    for i in range(len(listable)):
+        assert np.array_equal(np.sort(np.concatenate(got[i])), want[i]), listable[i]
+
+
+PROPERTY = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROPERTY
+@given(data=st.data())
+def test_random_splits_equal_naive(data):
+    """Any table cut at any points, any DCs: each append holds exactly the full
+    table's violations with a row of its batch and no row after it."""
+    table, kinds = data.draw(tables(max_rows=30))
+    rules = [data.draw(dcs(kinds)) for _ in range(data.draw(st.integers(1, 3)))]
+    n = table.num_rows
+    cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=4)))
+    bounds = [0, *cuts, n]
+    full = {i: naive_pairs(table, dc) for i, dc in enumerate(rules)}
+    det = facet.Detector(table.slice(0, bounds[1]), dcs=rules, output="pairs")
+    seen = {i: set(_pairs(det.initial, i)) for i in range(len(rules))}
+    for i in seen:
+        assert seen[i] == _within(full[i], 0, bounds[1])
+    for lo, hi in zip(bounds[1:-1], bounds[2:], strict=True):
+        res = det.append(table.slice(lo, hi - lo), output="pairs")
+        for i in range(len(rules)):
+            got = set(_pairs(res, i))
+            assert got == _within(full[i], 0, hi) - _within(full[i], 0, lo), rules[i].canonical()
+            assert res.dcs[i].violations == len(got)
+            seen[i] |= got
+    assert seen == full
+    assert [d["violations"] for d in det.totals()["dcs"]] == [len(full[i]) for i in full]
+
+
+def _pairs(res, i: int) -> list:
+    t = res.pairs()
+    return [
+        a if b is None else (a, b)
+        for d, a, b in zip(*[t.column(c).to_pylist() for c in ("dc", "t1", "t2")], strict=True)
+        if d == i
+    ]
+
+
+def _within(pairs: set, lo: int, hi: int) -> set:
+    """The violations among rows ``lo .. hi - 1`` only."""
+    return {p for p in pairs if all(lo <= r < hi for r in (p if isinstance(p, tuple) else (p,)))}
+
+
+# ------------------------------------------------------------------ types and bad batches
+
+
+def test_an_int_column_widens_once_and_stays_exact(tmp_path):
+    base, batch = tmp_path / "base.csv", tmp_path / "batch.csv"
+    base.write_text("a,b\n1,x\n3,x\n")
+    batch.write_text("a,b\n2.5,x\n9007199254740993,x\n")
+    dc = ["not(t.a < t'.a and t.b = t'.b)"]
+    warned: list[str] = []
+    det = facet.Detector(base, dcs=dc, on_warning=warned.append)
+    res = det.append(batch)
+    assert any("widened from int64 to float64" in w for w in res.warnings + warned)
+    whole = tmp_path / "whole.csv"
+    whole.write_text("a,b\n1,x\n3,x\n2.5,x\n9007199254740993,x\n")
+    assert det.totals()["total_violations"] == facet.detect(whole, dcs=dc).total_violations
+
+
+def test_csv_types_are_fixed_by_the_first_table(tmp_path):
+    """A column the base typed as a time stays a time: a batch of numbers there are
+    unparsable values (NULL, with a warning), not a switch of the column to numbers."""
+    base, batch = tmp_path / "base.csv", tmp_path / "batch.csv"
+    base.write_text("d,k\n2024-01-01,x\n2024-01-03,x\n")
+    batch.write_text("d,k\n5,x\n6,x\n7,x\n2024-01-02,x\n")
+    warned: list[str] = []
+    det = facet.Detector(base, dcs=["not(t.d < t'.d and t.k = t'.k)"], on_warning=warned.append)
+    res = det.append(batch)
+    assert res.dcs[0].violations == 2  # 2024-01-02 against each base row, in one order
+    assert any("'d'" in w for w in warned)
+
+
+def test_a_bad_batch_changes_nothing(tmp_path):
+    base = tmp_path / "base.csv"
+    base.write_text("a,b\n1,x\n1,y\n")
+    det = facet.Detector(base, dcs=["a -> b"])
+    before = det.totals()
+    missing = tmp_path / "missing.csv"
+    missing.write_text("a,c\n1,z\n")
+    with pytest.raises(FacetInputError, match="the batch has no column 'b'"):
+        det.append(missing)
+    with pytest.raises(FacetInputError, match="the batch is typed but the detector's table is CSV"):
+        det.append(pa.table({"a": ["1"], "b": ["z"]}))
+    assert det.totals() == before and det.rows == 2
+    good = tmp_path / "good.csv"
+    good.write_text("a,b\n1,z\n")
+    assert det.append(good).dcs[0].violations == 4  # (2,0) (2,1) (0,2) (1,2)
+
+
+def test_typed_batches_convert_exactly_or_are_refused():
+    base = pa.table({"a": pa.array([1, 2], pa.int64()), "b": ["x", "x"]})
+    det = facet.Detector(base, dcs=["not(t.a < t'.a and t.b = t'.b)"])
+    ok = pa.table({"a": pa.array([3], pa.int32()), "b": ["x"]})  # int32 -> int64 exactly
+    assert det.append(ok).dcs[0].violations == 2
+    nulls = pa.table({"a": pa.nulls(1, pa.null()), "b": ["x"]})  # an all-NULL batch column
+    assert det.append(nulls).dcs[0].violations == 0
+    frac = pa.table({"a": pa.array([2.5]), "b": ["x"]})
+    with pytest.raises(FacetInputError, match="column 'a' is double in the batch but int64"):
+        det.append(frac)
+    assert det.rows == 4
+
+
+def test_append_on_the_command_line(tmp_path):
+    parts = _split_csv(ROOT / "data" / "tax" / "tax_dirty_0010k.csv", tmp_path, 4000)
+    exe = [sys.executable, "-m", "facet", "detect", str(parts[1]), "--dc", "zip -> city"]
+    args = [a for p in parts[2:] for a in ("--append", str(p))]
+    proc = subprocess.run([*exe, *args, "--format", "json"], capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr  # violations found
+    doc = json.loads(proc.stdout)
+    full = facet.detect(ROOT / "data" / "tax" / "tax_dirty_0010k.csv", dcs=["zip -> city"])
+    got = doc["base"]["total_violations"] + sum(b["total_violations"] for b in doc["batches"])
+    assert got == doc["totals"]["total_violations"] == full.total_violations
+    assert [b["first_tid"] for b in doc["batches"]] == [4000, 8000]
+    text = subprocess.run([*exe, *args], capture_output=True, text=True).stdout
+    assert "== batch 2:" in text and f"{full.total_violations:,} violations" in text
+    bad = subprocess.run([*exe, *args, "--where", "zip = 1"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "does not combine with --append" in bad.stderr
