@@ -1,0 +1,34 @@
+"""One timed ``Detector.append`` in its own process (``bench/scoped.py``).
+
+    python bench/append_worker.py BASE BATCH DC
+
+Builds ``facet.Detector(BASE, dcs=[DC])`` (untimed: the base table's own run), then
+appends BATCH and prints one JSON line: the append's DC ``seconds`` (typing and encoding
+the whole table again, the scope, planning, execution), its wall time (loading the batch
+included), the violations and the rows after it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import facet
+
+
+def main() -> None:
+    base, batch, dc = sys.argv[1:4]
+    det = facet.Detector(base, dcs=[dc])
+    base_rows = det.rows
+    start = time.perf_counter()
+    res = det.append(batch)
+    wall = time.perf_counter() - start
+    d = res.dcs[0]
+    doc = {"seconds": d.seconds, "append_wall": wall, "violations": d.violations,
+           "rows": det.rows, "base_rows": base_rows, "base_violations": det.initial.dcs[0].violations}  # fmt: skip
+    print(json.dumps(doc))
+
+
+if __name__ == "__main__":
+    main()
