@@ -269,3 +269,31 @@ def test_suspects_refuse_more_violations_than_the_budget(tmp_path):
     assert r.returncode in (0, 1), r.stderr
     got = pq.read_table(out)
     assert got.schema.names == ["tid", "column", "score", "rank"] and got.num_rows > 0
+
+
+@PROPERTY
+@given(data=st.data())
+def test_components_of_equalities_and_one_order_predicate_never_list_blocks(data):
+    """The closed form of ``_one_order_components``: a DC of equalities and one order
+    predicate ``t.x op t'.y`` gets its components from the count plan's degrees
+    (the blocks are never listed: the engine's ``blocks`` would fail), equal to
+    the components of the naive pairs."""
+    from facet.language.ast import DC, Col, Predicate
+
+    table, kinds = data.draw(tables(max_rows=30))
+    cols = range(len(kinds))
+    x = data.draw(st.sampled_from(cols))
+    y = data.draw(st.sampled_from([j for j in cols if (kinds[j] == "str") == (kinds[x] == "str")]))
+    op = data.draw(st.sampled_from(["<", "<=", ">", ">="]))
+    eqs = data.draw(st.lists(st.sampled_from(cols), max_size=2, unique=True))
+    preds = [Predicate(Col(0, f"c{j}"), "=", Col(1, f"c{j}")) for j in eqs]
+    dc = DC((*preds, Predicate(Col(0, f"c{x}"), op, Col(1, f"c{y}"))))
+    res = facet.detect(table, dcs=[dc])
+    engine = res._session.engine
+
+    def no_blocks(*args, **kwargs):
+        raise AssertionError("blocks listed")
+
+    engine.blocks = no_blocks
+    got = _rows(res.components())
+    assert got == components_from({0: naive_pairs(table, dc)}), dc.canonical()

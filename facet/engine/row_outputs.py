@@ -35,12 +35,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from facet.kernels.common import LE, LHE, LHS, LS, RE, RHE, RHS, RS
 from facet.kernels.components import component_labels, union_blocks, union_groups, union_pairs
 from facet.kernels.suspects import greedy_cover
 from facet.language.ast import FLIP
 from facet.language.errors import FacetInputError
 from facet.language.normalize import EQUALITY, NormalDC, PairPredicate, RowFilter
-from facet.planner.plan import make_plan, needs_statistics
+from facet.planner.plan import KEYED, make_plan, needs_statistics
 
 #: a :class:`facet.engine.session.Session` (the session imports this module)
 Session = Any
@@ -201,6 +202,8 @@ def components_table(session: Session) -> pa.Table:
             rows = np.asarray(engine.single_rows(nd), np.int64)
             union_pairs(parent, seen, rows, np.full(len(rows), -1, np.int64))
             continue
+        if _one_order_components(session, i, parent, seen):
+            continue
         plan = session.plan(i, "blocks")
         for groups in engine.blocks(plan, session.initial(i)):
             if hasattr(groups, "desc"):  # the engine's own groups: read in place
@@ -211,6 +214,59 @@ def components_table(session: Session) -> pa.Table:
                          np.asarray(ro, np.int64), np.asarray(rv, np.int64))  # fmt: skip
     tids, comp, size = component_labels(parent, seen)
     return _table(COMPONENTS_SCHEMA, tids, comp, size)
+
+
+def _one_order_components(session: Session, i: int, parent: np.ndarray, seen: np.ndarray) -> bool:
+    """Components of a DC made of equalities and one order predicate ``t.x op t'.y``
+    without listing blocks: within a group ``(G, G)`` of the equalities, the rows in
+    any violation form one component (True: done; False: not that shape).
+
+    Why: let ``M`` maximise ``x`` and ``m`` minimise ``y`` in ``G`` (op ``>``; the
+    others alike).  A violation ``(a, b)`` has ``M.x >= a.x > b.y >= m.y``, so ``(a,
+    m)``, ``(M, b)`` and ``(M, m)`` violate too whenever their rows differ, and when
+    they do not, ``(a, b)`` itself joins the same rows: every violating row reaches
+    ``M`` or ``m``, and ``M`` reaches ``m``.  So the count plan's equalities and its
+    sink's per-row degrees are all it takes (union-find over rows, never blocks)."""
+    engine = session.engine
+    plan = session.plan(i, "count")
+    sink = plan.sink if plan is not None else None
+    if (
+        sink is None
+        or sink.kind == KEYED
+        or len(sink.inequalities) != 1
+        or sink.nonequalities
+        or any(p.cls != EQUALITY for st in plan.stages for p in st.preds)
+        or not hasattr(engine, "count_sink")
+    ):
+        return False
+    groups = session.initial(i)
+    for stage in plan.stages:
+        groups = engine.refine(groups, stage)
+    d = getattr(groups, "desc", None)
+    if d is None:
+        return False
+    reflexive = (d[:, LS] == d[:, RS]) & (d[:, LE] == d[:, RE])
+    no_holes = (d[:, LHS] == d[:, LHE]) & (d[:, RHS] == d[:, RHE])
+    if not (reflexive.all() and no_holes.all()):
+        return False  # (a scoped run's groups: blocks)
+    deg = engine.count_sink(plan, groups)
+    involved = (deg.left > 0) | (deg.right > 0)
+    lens = d[:, LE] - d[:, LS]
+    total = int(lens.sum())
+    if total == 0:
+        return True
+    ends = np.cumsum(lens)
+    pos = np.arange(total) - np.repeat(ends - lens, lens) + np.repeat(d[:, LS], lens)
+    tids = groups.buf[pos].astype(np.int64)
+    group = np.repeat(np.arange(len(d)), lens)
+    keep = involved[tids]
+    tids, group = tids[keep], group[keep]
+    if tids.size == 0:
+        return True
+    first = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    roots = np.repeat(tids[first], np.diff(np.r_[first, tids.size]))
+    union_pairs(parent, seen, roots, tids)
+    return True
 
 
 def suspects_table(session: Session) -> pa.Table:
