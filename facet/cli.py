@@ -205,6 +205,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     e.add_argument("--schema", metavar="COL:TYPE,...")
     e.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    r = sub.add_parser(
+        "report",
+        help="write an HTML report: the data with suspect cells marked, each violation explained",
+        description="Detect, then write one self-contained HTML file (no network needed): a "
+        "summary and chart of violations per DC, the data with violating rows first and suspect "
+        "cells shaded, and for a selected cell the DCs it breaks with a partner row's values "
+        "(docs/report.md).",
+    )
+    r.add_argument("data", metavar="DATA", help="table: .csv, .parquet or .arrow file")
+    r.add_argument("--rules", "-r", action="append", default=[], metavar="FILE")
+    r.add_argument("--dc", action="append", default=[], metavar="TEXT")
+    r.add_argument("--out", "-o", required=True, metavar="FILE.html", help="the report to write")
+    r.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
+    r.add_argument("--engine", choices=("local",), default="local", help="local (this machine)")
+    r.add_argument("--schema", metavar="COL:TYPE,...")
+    r.add_argument(
+        "--max-rows", type=_nonneg_int, default=10_000, metavar="N",
+        help="rows of the data embedded at most, violating rows first (default 10000)",
+    )  # fmt: skip
+    r.add_argument("--timeout", type=_seconds, metavar="SECONDS")
+    r.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+    r.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return p
 
 
@@ -513,6 +535,33 @@ def run_detect(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+def run_report(args: argparse.Namespace) -> int:
+    """``facet report DATA ... --out FILE.html``: detect, then write the report."""
+    global _display
+    rules = _rules(args)
+    if not args.out.lower().endswith((".html", ".htm")):
+        raise FacetInputError(f"--out {args.out}: the report is HTML; name it FILE.html")
+    from facet.api import detect
+    from facet.sinks.html import write_report
+
+    _display = _progress_display(args)
+    try:
+        result = detect(
+            args.data, rules or None, dcs=args.dc, schema=args.schema, on_warning=_warn,
+            progress=_display, timeout=args.timeout, where=args.where,
+        )  # fmt: skip
+        write_report(result, args.out, args.data, max_rows=args.max_rows)
+    finally:
+        if _display is not None:
+            _display.close()
+        _display = None
+    print(
+        f"{result.source}: {result.rows:,} rows, {len(result.dcs)} DC(s), "
+        f"{result.total_violations:,} violations; report written to {args.out}"
+    )
+    return EXIT_CLEAN
+
+
 def run_batches(args: argparse.Namespace, rules: list[Any]) -> int:
     """``facet detect BASE --append BATCH ...``: the base table's report, then one
     per batch (the violations holding one of its rows), then the running totals."""
@@ -635,6 +684,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_detect(args)
         if args.command == "explain":
             return run_explain(args)
+        if args.command == "report":
+            return run_report(args)
         raise FacetInputError(f"unknown command '{args.command}'")
     except FacetInputError as err:
         if debug:

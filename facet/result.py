@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -121,6 +122,13 @@ class Result:
         """``(tid, column, score, rank)``: the cells a greedy cover of the
         violations takes, likeliest wrong first (docs/outputs.md)."""
         return self._row_output("suspects")
+
+    def to_html(self, path: str | os.PathLike, data: Any = None, **kw: Any) -> None:
+        """Write the HTML report of this run to ``path`` (docs/report.md): one
+        offline file; ``data``: the table to show (default: ``source`` read again)."""
+        from facet.sinks.html import write_report
+
+        write_report(self, path, data, **kw)
 
     def frame(self) -> Any:
         """On the Spark engine, the pairs ``(dc, t1, t2)`` or blocks ``(dc,

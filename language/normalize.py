@@ -90,3 +90,17 @@ def normalize(dc: DC) -> NormalDC:
             assert isinstance(left, Col) and isinstance(right, Col)
             preds.append(PairPredicate(left.name, op, right.name))
     return NormalDC(dc, dc.arity, tuple(filters), tuple(preds))
+
+
+def side_columns(nd: NormalDC, side: int) -> list[str]:
+    """Columns of ``t`` (side 0) or ``t'`` (side 1) that the DC's predicates touch,
+    in the order they first appear."""
+    out: list[str] = []
+    for p in nd.preds:
+        out.append(p.a if side == 0 else p.b)
+    for f in nd.filters:
+        if f.side == side:
+            out.append(f.column)
+            if isinstance(f.other, str):
+                out.append(f.other)
+    return list(dict.fromkeys(out))

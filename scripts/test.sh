@@ -3,7 +3,7 @@
 # suite in .venv, then tests/repair (Raha/Baran) in .venv-repair.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh --repair
+scripts/setup.sh --repair --browser
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/python -m pytest "$@"

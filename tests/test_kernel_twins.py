@@ -377,3 +377,50 @@ def test_compare_arrays_every_operator():
         want = [PY_OPS[op](a, b) for a, b in zip(x.tolist(), y.tolist(), strict=True)]
         assert compare_arrays(x, op, y).tolist() == want, name
         assert compare_arrays(x, op, 2).tolist() == [PY_OPS[op](a, 2) for a in x.tolist()]
+
+
+# ------------------------------------------------------------------------ report partners
+
+
+@settings(max_examples=examples(300, 40), deadline=None, suppress_health_check=SLOW)
+@given(st.data())
+def test_sample_partners_equals_its_naive_twin(data):
+    """Up to k distinct partners per wanted row, block by block in order: as ``t``
+    from the block's right side, then as ``t'`` from its left, never the row itself."""
+    from facet.kernels.partners import empty_partners, sample_partners
+
+    n = 12
+    blocks = data.draw(
+        st.lists(
+            st.tuples(
+                st.lists(st.integers(0, n - 1), max_size=5, unique=True),
+                st.lists(st.integers(0, n - 1), max_size=5, unique=True),
+            ),
+            max_size=6,
+        )
+    )
+    wanted = data.draw(st.lists(st.integers(0, n - 1), max_size=n, unique=True))
+    k = data.draw(st.integers(1, 4))
+    slot = np.full(n, -1, np.int64)
+    slot[wanted] = np.arange(len(wanted))
+    out, role, got = empty_partners(len(wanted), k)
+    half = data.draw(st.integers(0, len(blocks)))
+    for part in (blocks[:half], blocks[half:]):  # batches: got carries over
+        lo = np.cumsum([0] + [len(b[0]) for b in part]).astype(np.int64)
+        ro = np.cumsum([0] + [len(b[1]) for b in part]).astype(np.int64)
+        lv = np.array([t for b in part for t in b[0]], np.int64)
+        rv = np.array([t for b in part for t in b[1]], np.int64)
+        sample_partners(lo, lv, ro, rv, slot, out, role, got, k)
+    want = {a: [] for a in wanted}
+    for left, right in blocks:
+        for side, other, r in ((left, right, 0), (right, left, 1)):
+            for a in side:
+                if a not in want:
+                    continue
+                for b in other:
+                    if len(want[a]) < k and b != a and b not in [p for p, _ in want[a]]:
+                        want[a].append((b, r))
+    for a in wanted:
+        s = slot[a]
+        assert list(zip(out[s, : got[s]].tolist(), role[s, : got[s]].tolist())) == want[a]
+        assert (out[s, got[s] :] == -1).all()

@@ -37,10 +37,12 @@ import pyarrow as pa
 
 from facet.kernels.common import LE, LHE, LHS, LS, RE, RHE, RHS, RS
 from facet.kernels.components import component_labels, union_blocks, union_groups, union_pairs
+from facet.kernels.expand import sides_to_lists
+from facet.kernels.partners import empty_partners, sample_partners
 from facet.kernels.suspects import greedy_cover
 from facet.language.ast import FLIP
 from facet.language.errors import FacetInputError
-from facet.language.normalize import EQUALITY, NormalDC, PairPredicate, RowFilter
+from facet.language.normalize import EQUALITY, NormalDC, PairPredicate, RowFilter, side_columns
 from facet.planner.plan import KEYED, make_plan, needs_statistics
 
 #: a :class:`facet.engine.session.Session` (the session imports this module)
@@ -81,20 +83,6 @@ def mirrored(nd: NormalDC) -> NormalDC:
         if g not in filters:
             filters.append(g)
     return NormalDC(nd.dc, nd.arity, tuple(filters), tuple(preds))
-
-
-def side_columns(nd: NormalDC, side: int) -> list[str]:
-    """Columns of ``t`` (side 0) or ``t'`` (side 1) that the DC's predicates touch,
-    in the order they first appear."""
-    out: list[str] = []
-    for p in nd.preds:
-        out.append(p.a if side == 0 else p.b)
-    for f in nd.filters:
-        if f.side == side:
-            out.append(f.column)
-            if isinstance(f.other, str):
-                out.append(f.other)
-    return list(dict.fromkeys(out))
 
 
 def strong_columns(nd: NormalDC, side: int) -> set[str]:
@@ -267,6 +255,30 @@ def _one_order_components(session: Session, i: int, parent: np.ndarray, seen: np
     roots = np.repeat(tids[first], np.diff(np.r_[first, tids.size]))
     union_pairs(parent, seen, roots, tids)
     return True
+
+
+def sampled_partners(
+    session: Session, i: int, wanted: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Up to ``k`` partners of each row of ``wanted`` (sorted tids) under two-tuple DC
+    ``i``, read off its blocks (:mod:`facet.kernels.partners`); stops listing blocks
+    once every wanted row has ``k``.  ``(out, role, got)`` per wanted row, in order."""
+    engine = session.engine
+    slot = np.full(session.rows, -1, np.int64)
+    slot[wanted] = np.arange(len(wanted))
+    out, role, got = empty_partners(len(wanted), k)
+    for groups in engine.blocks(session.plan(i, "blocks"), session.initial(i)):
+        if hasattr(groups, "desc"):
+            lo, lv = sides_to_lists(groups.buf, groups.desc, 0)
+            ro, rv = sides_to_lists(groups.buf, groups.desc, 4)
+        else:
+            (lo, lv), (ro, rv) = groups
+        sample_partners(np.asarray(lo, np.int64), np.asarray(lv, np.int64),
+                        np.asarray(ro, np.int64), np.asarray(rv, np.int64),
+                        slot, out, role, got, k)  # fmt: skip
+        if (got >= k).all():
+            break
+    return out, role, got
 
 
 def suspects_table(session: Session) -> pa.Table:

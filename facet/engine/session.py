@@ -177,6 +177,15 @@ class Session:
 
         return row_output(self, output)
 
+    def sampled_partners(
+        self, i: int, wanted: np.ndarray, k: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Up to ``k`` partners of each of the ``wanted`` rows under two-tuple DC ``i``
+        (:func:`facet.engine.row_outputs.sampled_partners`)."""
+        from facet.engine.row_outputs import sampled_partners
+
+        return sampled_partners(self, i, wanted, k)
+
     def iter_blocks(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         for i in range(len(self.dcs)):
             yield from self.dc_blocks(i, limit)

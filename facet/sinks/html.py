@@ -1,0 +1,217 @@
+"""The HTML violation report (``facet report``, ``Result.to_html``; docs/report.md).
+
+A sink over a finished local run: it reads the result's outputs (``suspects``,
+``tuples``) and asks its session for a few partners per row (blocks, never pairs).
+
+One self-contained file -- inline CSS and JavaScript, the data as an inline JSON
+document, no network -- in the spirit of Mimir's marked-up results (§3): a summary with
+a chart of violations per DC; the data, violating rows first (at most ``max_rows``
+embedded), suspect cells shaded by their ``suspects`` score; a click (or Enter) on a
+cell explains it: the DCs it takes part in, each predicate with this row's and a
+partner row's values filled in, and up to ``partners`` partner rows per DC, sampled
+from the DC's blocks (counts stay exact whatever is sampled).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from facet.language.errors import FacetInputError
+from facet.language.normalize import side_columns
+from facet.loading import load
+
+#: rows of the data embedded at most, and partners shown per row and DC (docs/report.md)
+MAX_ROWS = 10_000
+PARTNERS = 5
+#: rows outside the embedded ones whose values a partner link shows, at most
+MAX_EXTRA_ROWS = 20_000
+
+
+def report_html(
+    result: Any,
+    data: Any = None,
+    *,
+    max_rows: int = MAX_ROWS,
+    partners: int = PARTNERS,
+    title: str | None = None,
+) -> str:
+    """The report of ``result`` as one HTML document.  ``data``: the table to show
+    (default: ``result.source`` read again, all of its columns)."""
+    session = result._session
+    if session is None:
+        raise FacetInputError("the report needs a local-engine result (facet.detect(...))")
+    if data is None:
+        if not os.path.exists(str(result.source)):
+            raise FacetInputError(
+                f"the report shows the data: pass it (to_html(path, data=...)); "
+                f"{result.source} is not a file"
+            )
+        data = result.source
+    table = load(data).table
+    if table.num_rows != result.rows:
+        raise FacetInputError(
+            f"the data to show has {table.num_rows} rows but the result {result.rows}"
+        )
+    doc = _document(result, session, table, max_rows, partners)
+    doc["title"] = title or f"facet report: {os.path.basename(str(result.source))}"
+    return _render(doc)
+
+
+def write_report(result: Any, path: str | os.PathLike, data: Any = None, **kw: Any) -> None:
+    """Write the report to ``path`` atomically (a temporary file renamed into place)."""
+    text = report_html(result, data, **kw)
+    path = os.fspath(path)
+    tmp = f"{path}.facet-tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------- the document
+
+
+def _suspects(result: Any) -> tuple[pa.Table, str]:
+    """Suspect cells ``(tid, column, score, rank)`` and what the scores are: the
+    greedy cover, or -- beyond its budget -- the violations per cell."""
+    try:
+        return result.suspects(), "suspects"
+    except FacetInputError:
+        cells = result.cells()
+        if cells.num_rows == 0:
+            return cells.select(["tid", "column"]).append_column(
+                "score", pa.array([], pa.int64())
+            ), "cells"
+        agg = cells.group_by(["tid", "column"]).aggregate([("violations", "sum")])
+        agg = agg.rename_columns(["tid", "column", "score"]).sort_by(
+            [("score", "descending"), ("tid", "ascending")]
+        )
+        return agg, "cells"
+
+
+def _document(result: Any, session: Any, table: pa.Table, max_rows: int, k: int) -> dict:
+    n = table.num_rows
+    columns = table.column_names
+    col_index = {c: j for j, c in enumerate(columns)}
+    suspects, scored_by = _suspects(result)
+    s_tid = suspects.column("tid").to_numpy()
+    s_col = np.array([col_index[c] for c in suspects.column("column").to_pylist()], np.int64)
+    s_score = suspects.column("score").to_numpy()
+    tuples = result.tuples()
+    t_tid = tuples.column("tid").to_numpy()
+    t_dc = tuples.column("dc").to_numpy()
+    t_pairs = tuples.column("pairs").to_numpy()
+    t_partners = tuples.column("partners").to_numpy()
+    # violating rows first: by their best suspect rank, then by pairs, then tid
+    best = np.full(n, len(s_tid) + 1, np.int64)
+    np.minimum.at(best, s_tid, np.arange(len(s_tid)))
+    total = np.zeros(n, np.int64)
+    np.add.at(total, t_tid, t_pairs)
+    violating = np.flatnonzero(total > 0)
+    order = violating[np.lexsort((violating, -total[violating], best[violating]))]
+    shown = order[:max_rows]
+    if len(shown) < max_rows:
+        clean = np.flatnonzero(total == 0)[: max_rows - len(shown)]
+        shown = np.concatenate([shown, clean])
+    slot = np.full(n, -1, np.int64)
+    slot[shown] = np.arange(len(shown))
+    # per shown row: [dc, pairs, partners] of every DC it violates
+    viol: dict[int, list] = {}
+    keep = slot[t_tid] >= 0
+    for tid, dc, pairs, partners in zip(t_tid[keep].tolist(), t_dc[keep].tolist(),
+                                        t_pairs[keep].tolist(), t_partners[keep].tolist(),
+                                        strict=True):  # fmt: skip
+        viol.setdefault(tid, []).append([dc, pairs, partners])
+    # partners of the shown violating rows, per two-tuple DC
+    partner_map: dict[int, dict[int, list]] = {}
+    extra: set[int] = set()
+    for i, nd in enumerate(session.normal):
+        if nd.arity == 1 or result.dcs[i].violations == 0:
+            continue
+        wanted = np.unique(t_tid[keep & (t_dc == i)])
+        if wanted.size == 0:
+            continue
+        out, role, got = session.sampled_partners(i, wanted, k)
+        for r, tid in enumerate(wanted.tolist()):
+            ps = out[r, : got[r]].tolist()
+            partner_map.setdefault(tid, {})[i] = [
+                [p, int(x)] for p, x in zip(ps, role[r, : got[r]].tolist(), strict=True)
+            ]
+            extra.update(p for p in ps if slot[p] < 0)
+    extra_rows = sorted(extra)[:MAX_EXTRA_ROWS]
+    take = np.concatenate([shown, np.array(extra_rows, np.int64)]).astype(np.int64)
+    values = _display_values(table, take)
+    dcs = []
+    for d, nd in zip(result.dcs, session.normal, strict=True):
+        t_cols = side_columns(nd, 0)
+        u_cols = side_columns(nd, 1) if nd.arity == 2 else []
+        dcs.append({
+            "id": d.id, "name": d.name, "dc": d.dc, "violations": d.violations,
+            "rows": d.rows_involved, "seconds": round(d.seconds, 6), "arity": d.arity,
+            "atoms": _atoms(nd), "cols": sorted({col_index[c] for c in t_cols + u_cols}),
+        })  # fmt: skip
+    on_page = slot[s_tid] >= 0
+    suspect_cells = [
+        [int(t), int(c), int(sc), int(r) + 1]
+        for t, c, sc, r in zip(
+            s_tid[on_page], s_col[on_page], s_score[on_page], np.flatnonzero(on_page), strict=True
+        )  # fmt: skip
+    ]
+    return {
+        "source": str(result.source),
+        "rows": n,
+        "columns": columns,
+        "dcs": dcs,
+        "total_violations": result.total_violations,
+        "seconds": round(result.load_seconds + sum(d.seconds for d in result.dcs), 6),
+        "where": result.where,
+        "scope_rows": result.scope_rows,
+        "scored_by": scored_by,
+        "violating_rows": int(violating.size),
+        "shown": [int(t) for t in shown],
+        "values": values,
+        "extra": [int(t) for t in extra_rows],
+        "suspects": suspect_cells,
+        "suspect_count": int(len(s_tid)),
+        "viol": {str(t): v for t, v in viol.items()},
+        "partners": {str(t): {str(i): p for i, p in m.items()} for t, m in partner_map.items()},
+        "max_rows": max_rows,
+        "partners_per_dc": k,
+    }
+
+
+def _display_values(table: pa.Table, tids: np.ndarray) -> list[list]:
+    """The rows ``tids`` as lists of display strings (``None`` for NULL)."""
+    part = table.take(pa.array(tids))
+    cols = []
+    for col in part.columns:
+        try:
+            text = pc.cast(col, pa.string())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            text = pa.array([None if v is None else str(v) for v in col.to_pylist()], pa.string())
+        cols.append(text.to_pylist())
+    return [list(r) for r in zip(*cols, strict=True)] if cols else [[] for _ in tids]
+
+
+def _atoms(nd: Any) -> list[dict]:
+    """The DC's predicates for the explanation: sides and columns, or a constant."""
+    out = []
+    for p in nd.preds:
+        out.append({"l": [0, p.a], "op": p.op, "r": [1, p.b]})
+    for f in nd.filters:
+        right = [f.side, f.other] if isinstance(f.other, str) else {"const": f.other.as_text()}
+        out.append({"l": [f.side, f.column], "op": f.op, "r": right})
+    return out
+
+
+def _render(doc: dict) -> str:
+    page = resources.files("facet.sinks").joinpath("report_page.html").read_text(encoding="utf-8")
+    data = json.dumps(doc, separators=(",", ":"), default=str).replace("</", "<\\/")
+    return page.replace("{{TITLE}}", html.escape(doc["title"])).replace("{{DATA}}", data)

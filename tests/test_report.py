@@ -1,0 +1,198 @@
+"""The HTML report (``facet report``, ``Result.to_html``; docs/report.md), opened in
+headless Debian chromium through Selenium (``scripts/setup.sh`` installs both): the
+shaded cells are the ``suspects`` output's top cells, a click explains the right DC with
+a real partner row, the keyboard reaches the explanation, and the file is offline."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+import facet
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSPITAL = ROOT / "data" / "adr" / "hospital"
+RULES = HOSPITAL / "dc_rules_holoclean.txt"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    assert chromium and driver, "chromium and chromedriver are missing: run scripts/setup.sh"
+    opts = Options()
+    opts.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1400,1000"):  # fmt: skip
+        opts.add_argument(arg)
+    d = webdriver.Chrome(service=Service(driver), options=opts)
+    yield d
+    d.quit()
+
+
+def _open(browser, path: Path) -> float:
+    """Load the report; seconds until its script has rendered the page."""
+    start = time.perf_counter()
+    browser.get(path.as_uri())
+    WebDriverWait(browser, 120).until(
+        lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1"
+    )
+    return time.perf_counter() - start
+
+
+@pytest.fixture(scope="module")
+def hospital_report(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("report") / "hospital.html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "facet", "report", str(HOSPITAL / "dirty.csv"), "--rules",
+         str(RULES), "--out", str(out)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "report written to" in proc.stdout
+    return out
+
+
+def test_suspects_are_shaded_and_a_click_explains_the_dc_and_a_partner(
+    browser, hospital_report, tmp_path
+):
+    res = facet.detect(HOSPITAL / "dirty.csv", RULES, output="suspects")
+    suspects = res.suspects().to_pylist()
+    columns = list(json.loads(_data(hospital_report))["columns"])
+    _open(browser, hospital_report)
+    shaded = {
+        int(td.get_attribute("data-rank")): (
+            int(td.get_attribute("data-tid")),
+            columns[int(td.get_attribute("data-col"))],
+        )
+        for td in browser.find_elements(By.CSS_SELECTOR, "td.suspect")
+    }
+    # the first page holds the ten likeliest wrong cells, shaded with their ranks
+    assert set(range(1, 11)) <= set(shaded)
+    for rank, cell in shaded.items():
+        assert cell == (suspects[rank - 1]["tid"], suspects[rank - 1]["column"])
+    tid, column = shaded[1]
+    top = browser.find_element(By.CSS_SELECTOR, 'td.suspect[data-rank="1"]')
+    top.click()
+    panel = browser.find_element(By.ID, "explain")
+    text = panel.text
+    assert f"Row {tid}, column {column}" in text and "suspect #1" in text
+    # the first DC explained holds this column and this row, and its partner is real
+    block = panel.find_element(By.CSS_SELECTOR, ".dcblock")
+    dc_id = int(block.get_attribute("data-dc"))
+    dc = res.dcs[dc_id]
+    assert column in dc.dc and dc.dc in block.text
+    partner = int(re.search(r"with row (\d+)", block.text).group(1))
+    pairs = facet.detect(HOSPITAL / "dirty.csv", dcs=[dc.dc], output="pairs").pairs()
+    violating = set(zip(pairs["t1"].to_pylist(), pairs["t2"].to_pylist(), strict=True))
+    assert (tid, partner) in violating or (partner, tid) in violating
+    # a partner link jumps to that row
+    block.find_element(By.CSS_SELECTOR, f'button[data-goto="{partner}"]').click()
+    focused = browser.switch_to.active_element
+    assert focused.get_attribute("data-tid") == str(partner)
+    shot = tmp_path / "report.png"
+    browser.save_screenshot(str(shot))
+    assert shot.stat().st_size > 10_000
+
+
+def test_keyboard_reaches_cells_and_the_explanation(browser, hospital_report):
+    _open(browser, hospital_report)
+    first = browser.find_element(By.CSS_SELECTOR, "#data tbody td[data-col='0']")
+    assert first.get_attribute("tabindex") == "0"
+    first.send_keys(Keys.ARROW_RIGHT)
+    moved = browser.switch_to.active_element
+    assert moved.get_attribute("data-col") == "1"
+    moved.send_keys(Keys.ENTER)
+    active = browser.switch_to.active_element
+    assert active.get_attribute("id") == "explain"  # focus moved to the explanation
+    assert "Row " in active.text
+
+
+def test_filter_by_dc_and_sort(browser, hospital_report):
+    _open(browser, hospital_report)
+    doc = json.loads(_data(hospital_report))
+    browser.find_element(By.CSS_SELECTOR, "#dcfilter option[value='3']").click()
+    rows = browser.find_elements(By.CSS_SELECTOR, "#data tbody tr")
+    for tr in rows:
+        assert any(v[0] == 3 for v in doc["viol"][tr.get_attribute("data-tid")])
+    browser.find_element(By.CSS_SELECTOR, "#dcfilter option[value='']").click()
+    browser.find_element(By.CSS_SELECTOR, "#data thead button[data-col='-1']").click()
+    tids = [int(tr.get_attribute("data-tid")) for tr in
+            browser.find_elements(By.CSS_SELECTOR, "#data tbody tr")]  # fmt: skip
+    assert tids == sorted(tids) and tids[0] == 0
+
+
+def _data(path: Path) -> str:
+    text = path.read_text()
+    return re.search(r'<script type="application/json" id="facet-data">(.*?)</script>', text,
+                     re.S).group(1).replace("<\\/", "</")  # fmt: skip
+
+
+def test_the_report_is_one_offline_file(hospital_report):
+    text = hospital_report.read_text()
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=", text)
+    assert "http://" not in text.replace("http://www.w3.org", "")
+    assert "https://" not in text
+
+
+def test_rows_embedded_at_most_and_violating_first(tmp_path):
+    tax = ROOT / "data" / "tax" / "tax_dirty_0010k.csv"
+    res = facet.detect(tax, dcs=["zip -> city", "not(t.salary < 0)"])
+    out = tmp_path / "r.html"
+    res.to_html(out, max_rows=300)
+    doc = json.loads(_data(out))
+    assert len(doc["shown"]) == 300 and doc["rows"] == 10_000
+    involved = {t for t in map(int, doc["viol"])}
+    assert set(doc["shown"][: len(involved)]) == involved or len(involved) >= 300
+    assert all(int(t) in set(doc["shown"]) for t in doc["viol"])
+    for t, per_dc in doc["partners"].items():
+        for dc, ps in per_dc.items():
+            assert int(dc) == 0 and 0 < len(ps) <= 5 and all(p != int(t) for p, _ in ps)
+
+
+def test_a_billion_pairs_keep_exact_counts_and_sample_partners(tmp_path):
+    """Too many violations for the greedy cover: cells are shaded by violations per
+    cell, counts stay exact, partners are sampled from blocks."""
+    tax = ROOT / "data" / "tax" / "tax_dirty_0010k.csv"
+    res = facet.detect(tax, dcs=["not(t.salary > t'.salary)"], config=facet.Config(
+        suspect_violations=1000))  # fmt: skip
+    out = tmp_path / "big.html"
+    res.to_html(out)
+    doc = json.loads(_data(out))
+    assert doc["scored_by"] == "cells" and doc["total_violations"] == res.total_violations
+    assert doc["total_violations"] > 10_000_000
+    assert all(len(p["0"]) == 5 for p in doc["partners"].values())
+
+
+@pytest.mark.slow
+def test_a_100k_row_report_loads_in_the_browser(browser, tmp_path):
+    """The relaxed Tax rules on 100k rows: the report stays small and the page loads."""
+    csv = tmp_path / "tax100k.csv"
+    subprocess.run([sys.executable, str(ROOT / "data" / "taxgen.py"), "--rows", "100000",
+                    "--out", str(csv), "--seed", "0"], check=True, capture_output=True)  # fmt: skip
+    out = tmp_path / "tax100k.html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "facet", "report", str(csv), "--rules",
+         str(ROOT / "data" / "tax" / "dc_rules_relaxed.txt"), "--out", str(out), "--quiet"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    size = out.stat().st_size
+    assert size < 20 * 2**20
+    seconds = _open(browser, out)
+    assert seconds < 30
+    rows = browser.find_elements(By.CSS_SELECTOR, "#data tbody tr")
+    assert len(rows) == 50
+    print(f"100k-row report: {size / 2**20:.1f} MiB, loaded in {seconds:.2f} s")
