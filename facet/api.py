@@ -684,7 +684,7 @@ def _row_output(
     suspects' greedy cover lists them, bounded)."""
     monitor.start("write", None)
     t = time.perf_counter()
-    table = row_output(session, output)
+    table = row_output(session, output, result.total_violations)
     written = None
     if "dc" in table.column_names:  # components and suspects span all DCs
         dcs = table.column("dc").to_numpy()

@@ -259,6 +259,15 @@ def test_suspects_refuse_more_violations_than_the_budget(tmp_path):
         facet.detect(
             table, dcs=["a -> b"], output="suspects", config=Config(suspect_violations=100)
         )
+    # the counts are known first: too many fail before a pair is listed
+    res = facet.detect(table, dcs=["a -> b"], config=Config(suspect_violations=100))
+
+    def no_pairs(*args, **kwargs):
+        raise AssertionError("pairs listed")
+
+    res._session.engine.pairs = no_pairs
+    with pytest.raises(FacetError, match="suspect_violations"):
+        res.suspects()
     csv = tmp_path / "t.csv"
     pa.csv.write_csv(table, csv)
     out = tmp_path / "s.parquet"

@@ -281,8 +281,17 @@ def sampled_partners(
     return out, role, got
 
 
-def suspects_table(session: Session) -> pa.Table:
-    """``suspects`` over all of the session's DCs, by rank."""
+def _over_budget(budget: int) -> FacetInputError:
+    return FacetInputError(
+        f"--output suspects: the DCs have more than {budget:,} violations to "
+        "cover (Config.suspect_violations); use --output cells (violations per "
+        "cell, never listing pairs) or narrow the DCs"
+    )
+
+
+def suspects_table(session: Session, total: int | None = None) -> pa.Table:
+    """``suspects`` over all of the session's DCs, by rank (``total``: the run's
+    violation count when known, so that too many fail before any is listed)."""
     engine = session.engine
     normal = session.normal
     sides = [(side_columns(nd, 0), side_columns(nd, 1) if nd.arity == 2 else []) for nd in normal]
@@ -290,10 +299,12 @@ def suspects_table(session: Session) -> pa.Table:
     col = {c: k for k, c in enumerate(names)}
     width = max(len(names), 1)
     budget = min(session.config.suspect_violations, (1 << 31) - 1)  # the kernel's bound
+    if total is not None and total > budget:
+        raise _over_budget(budget)
     chunks: list[np.ndarray] = []
     strong: list[np.ndarray] = []
     widths: list[int] = []
-    total = 0
+    listed = 0
     for i, nd in enumerate(normal):
         t_cols = np.array([col[c] for c in sides[i][0]], np.int64)
         u_cols = np.array([col[c] for c in sides[i][1]], np.int64)
@@ -306,13 +317,9 @@ def suspects_table(session: Session) -> pa.Table:
             parts = ((np.asarray(a, np.int64), np.asarray(b, np.int64))
                      for a, b in engine.pairs(plan, session.initial(i)))  # fmt: skip
         for t1, t2 in parts:
-            total += len(t1)
-            if total > budget:
-                raise FacetInputError(
-                    f"--output suspects: the DCs have more than {budget:,} violations to "
-                    "cover (Config.suspect_violations); use --output cells (violations per "
-                    "cell, never listing pairs) or narrow the DCs"
-                )
+            listed += len(t1)
+            if listed > budget:
+                raise _over_budget(budget)
             cells = t1[:, None] * width + t_cols[None, :]
             flags = t_strong
             if t2 is not None:
@@ -352,12 +359,13 @@ def _table(schema: pa.Schema, *columns: Any) -> pa.Table:
     )
 
 
-def row_output(session: Session, output: str) -> pa.Table:
-    """One of :data:`ROW_OUTPUTS` over all of the session's DCs."""
+def row_output(session: Session, output: str, total: int | None = None) -> pa.Table:
+    """One of :data:`ROW_OUTPUTS` over all of the session's DCs (``total``: the
+    violations counted, when known: suspects refuse more than their budget at once)."""
     if output == "components":
         return components_table(session)
     if output == "suspects":
-        return suspects_table(session)
+        return suspects_table(session, total)
     one = tuples_table if output == "tuples" else cells_table
     parts = [one(session, i) for i in range(len(session.dcs))]
     return pa.concat_tables(parts) if parts else SCHEMAS[output].empty_table()

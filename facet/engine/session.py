@@ -171,11 +171,12 @@ class Session:
             yield block_batch(i, block, left, right)
             block += k
 
-    def row_output(self, output: str) -> pa.Table:
-        """``tuples``, ``cells`` or ``components`` (:mod:`facet.engine.row_outputs`)."""
+    def row_output(self, output: str, total: int | None = None) -> pa.Table:
+        """``tuples``, ``cells``, ``components`` or ``suspects``
+        (:mod:`facet.engine.row_outputs`; ``total``: the run's violations, if known)."""
         from facet.engine.row_outputs import row_output
 
-        return row_output(self, output)
+        return row_output(self, output, total)
 
     def sampled_partners(
         self, i: int, wanted: np.ndarray, k: int
