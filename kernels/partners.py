@@ -25,6 +25,22 @@ def _take(out, role, got, s, b, r, k):
     got[s] += 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _from_other_side(sv, so, ov, oo, g, slot, out, role, got, k, r):
+    """Block ``g``: each wanted row of one side (``sv``/``so``) takes partners from
+    the other side (``ov``/``oo``), in role ``r``."""
+    for i in range(so[g], so[g + 1]):
+        a = sv[i]
+        s = slot[a]
+        if s < 0:
+            continue
+        for j in range(oo[g], oo[g + 1]):
+            if got[s] >= k:
+                break
+            if ov[j] != a:
+                _take(out, role, got, s, ov[j], r, k)
+
+
 @njit(cache=True, nogil=True)
 def sample_partners(lo, lv, ro, rv, slot, out, role, got, k):
     """Blocks as per-side lists (offsets ``lo``/``ro``, tids ``lv``/``rv``); ``slot``:
@@ -33,26 +49,8 @@ def sample_partners(lo, lv, ro, rv, slot, out, role, got, k):
     partner ``t'``), 1 where it is ``t'``; ``got[s]`` counts them (kept across calls,
     so blocks may come in batches)."""
     for g in range(lo.shape[0] - 1):
-        for i in range(lo[g], lo[g + 1]):
-            a = lv[i]
-            s = slot[a]
-            if s < 0:
-                continue
-            for j in range(ro[g], ro[g + 1]):
-                if got[s] >= k:
-                    break
-                if rv[j] != a:
-                    _take(out, role, got, s, rv[j], 0, k)
-        for j in range(ro[g], ro[g + 1]):
-            b = rv[j]
-            s = slot[b]
-            if s < 0:
-                continue
-            for i in range(lo[g], lo[g + 1]):
-                if got[s] >= k:
-                    break
-                if lv[i] != b:
-                    _take(out, role, got, s, lv[i], 1, k)
+        _from_other_side(lv, lo, rv, ro, g, slot, out, role, got, k, 0)
+        _from_other_side(rv, ro, lv, lo, g, slot, out, role, got, k, 1)
 
 
 def empty_partners(wanted: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
