@@ -37,6 +37,7 @@ from facet.column_types import (
 )
 from facet.errors import DataError, FacetInputError
 from facet.kernels.dictionary import encode_bytes, encode_bytes_parallel
+from facet.kernels.ranks import dense_ranks
 from facet.language.ast import Const
 from facet.loading import Source
 from facet.numeric_ranks import decimals_as_unscaled, rank_numbers
@@ -403,6 +404,12 @@ def _codes(
                 out[valid] = rank[vv - base]
             dictionary = pa.array(np.flatnonzero(present).astype(vv.dtype) + base, values.type)
             return out, dictionary
+        if n >= config.radix_rank_rows and lo >= -(2**63) and hi < 2**63 and hi - lo < 2**63:
+            # wide range: LSD radix sort of value - lo (kernels/ranks.py), O(n) per digit
+            w = v.astype(np.int64, copy=False)
+            ok = np.ones(n, np.bool_) if valid is None else valid
+            out, uniq = dense_ranks(w, ok, np.int64(lo), max(1, (hi - lo).bit_length()))
+            return out, pa.array(uniq.astype(vv.dtype, copy=False), values.type)
     uniq = pc.unique(values.drop_null())
     d = len(uniq)
     srt = pc.take(uniq, pc.sort_indices(uniq))
@@ -474,6 +481,19 @@ def _text_pool(threads: int) -> ThreadPoolExecutor:
     pool = _TEXT_POOLS.get(threads)
     if pool is None:
         pool = _TEXT_POOLS[threads] = ThreadPoolExecutor(threads, thread_name_prefix="facet-text")
+    return pool
+
+
+_COMPONENT_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
+def _component_pool(threads: int) -> ThreadPoolExecutor:
+    """The process-wide pool components encode on (threads start once, not per table)."""
+    pool = _COMPONENT_POOLS.get(threads)
+    if pool is None:
+        pool = _COMPONENT_POOLS[threads] = ThreadPoolExecutor(
+            threads, thread_name_prefix="facet-encode"
+        )
     return pool
 
 
@@ -570,8 +590,7 @@ def encode(
     alone = counted_exactly(use)
     if len(comps) > 1 and n >= config.parallel_encode_rows and config.workers > 1:
         # pyarrow and numpy release the GIL: components encode on all cores
-        with ThreadPoolExecutor(min(len(comps), config.workers)) as pool:
-            done = list(pool.map(one, comps))
+        done = list(_component_pool(config.workers).map(one, comps))
     else:
         done = [one(c) for c in comps]
     for comp, (kind, dictionary, warns, consts_of) in zip(comps, done, strict=True):

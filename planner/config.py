@@ -104,6 +104,8 @@ class Config:
     rank_histogram_span: int = 4
     #: ... else by sorting only the distinct values while rows >= this x distinct values
     rank_few_distinct: int = 8
+    #: ... else, from this many rows, by radix digits (kernels/ranks.py; below it a sort)
+    radix_rank_rows: int = 20_000
 
     # ------------------------------------------------------------------ kernels
     #: counting sort (else a comparison sort) while the code domain is at most

@@ -93,6 +93,8 @@ def run_kernels(
         if threads > 1 and rows >= config.parallel_text_rows:
             names.add("dictionary-parallel")
     for dc in dcs:
+        if rows >= config.radix_rank_rows and any(p.is_order for p in dc.predicates):
+            names.add("ranks")  # order codes of a wide integer column
         nd = normalize(dc)
         if nd.arity == 1:
             continue
@@ -197,6 +199,12 @@ def _dictionary_parallel(t: SimpleNamespace) -> None:
     warm(t.tune)
 
 
+def _ranks(t: SimpleNamespace) -> None:
+    from facet.kernels.ranks import dense_ranks
+
+    dense_ranks(np.arange(4, dtype=np.int64), np.ones(4, np.bool_), np.int64(0), 2)
+
+
 def _hashing(t: SimpleNamespace) -> None:
     from facet.kernels.hashing import hash_bytes, hash_words, hll_registers, mix64_array, row_hashes
 
@@ -295,6 +303,7 @@ def _sides_to_lists(t: SimpleNamespace) -> None:
 KERNELS: dict[str, Callable[[SimpleNamespace], None]] = {
     "dictionary": _dictionary,
     "dictionary-parallel": _dictionary_parallel,
+    "ranks": _ranks,
     "hashing": _hashing,
     "refine": _refine,
     "counting-sort": _counting_sort,
