@@ -289,6 +289,7 @@ def explain(
     for i, dc in enumerate(session.dcs):
         t = time.perf_counter()
         plan = session.plan(i, output)
+        stats_seconds = session.statistics_seconds.get((i, output), 0.0)
         rec = plan_record(
             dc.id if dc.id is not None else i,
             dc.name,
@@ -297,7 +298,8 @@ def explain(
             plan,
             output,
             session.config.nested_pairs,
-            time.perf_counter() - t,
+            time.perf_counter() - t - stats_seconds,
+            stats_seconds,
         )
         if analyze:
             rec = with_actuals(rec, session.analyze(i, output))
@@ -309,6 +311,11 @@ def explain(
         "output": output,
         "analyze": analyze,
         **_scope_fields(opened),
+        "phases": {
+            "load_seconds": round(opened.load_seconds, 6),
+            "warmup_seconds": round(opened.warmup_seconds, 6),
+            "encode_seconds": round(opened.encode_seconds, 6),
+        },
         "dcs": records,
         "warnings": opened.warnings,
     }

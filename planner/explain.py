@@ -30,8 +30,11 @@ def plan_record(
     output: str,
     nested_pairs: int,
     plan_seconds: float = 0.0,
+    statistics_seconds: float = 0.0,
 ) -> dict[str, Any]:
-    """The explain record of one DC (``plan=None``: a single-tuple DC)."""
+    """The explain record of one DC (``plan=None``: a single-tuple DC);
+    ``statistics_seconds``: the engine's statistics for the plan,
+    ``plan_seconds``: the planning itself (both without execution)."""
     rec: dict[str, Any] = {
         "id": dc_id,
         "name": name,
@@ -47,6 +50,7 @@ def plan_record(
         rec["stages"] = []
         return rec
     rec["rows"] = {"t": plan.left_rows, "t'": plan.right_rows}
+    rec["statistics_seconds"] = round(statistics_seconds, 6)
     rec["planning_seconds"] = round(plan_seconds, 6)
     rec["stages"] = [
         {

@@ -38,6 +38,8 @@ class Session:
         self.normal: list[NormalDC] = [normalize(d) for d in dcs]
         self._initial: dict[int, Groups] = {}
         self._plans: dict[tuple[int, str], Plan] = {}
+        #: seconds the engine spent on a plan's statistics (explain's breakdown)
+        self.statistics_seconds: dict[tuple[int, str], float] = {}
         #: plans carry every estimate (``facet explain``), not only those they need
         self.estimates = False
         #: pairs wanted per DC (``--limit``): pair plans that stream
@@ -67,7 +69,9 @@ class Session:
         if plan is None:
             g = self.initial(i)
             sides = self.engine.sides(g)
+            t = time.perf_counter()
             stats = self.engine.statistics(g) if needs_statistics(nd, output, self.config) else None
+            self.statistics_seconds[key] = time.perf_counter() - t
             plan = self._plans[key] = make_plan(
                 nd,
                 sides,
