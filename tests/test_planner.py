@@ -255,6 +255,10 @@ def test_explain_json_and_analyze():
     assert d1["count_sink"]["algorithm"] == "count-fenwick"
     assert d0["actual"]["violations"] == 40552
     assert d0["stages"][0]["actual"]["groups_out"] > 0
+    # the runtime breakdown: phases of the run, statistics apart from planning
+    assert set(doc["phases"]) == {"load_seconds", "warmup_seconds", "encode_seconds"}
+    assert doc["phases"]["encode_seconds"] > 0 and doc["phases"]["load_seconds"] > 0
+    assert all(d["statistics_seconds"] >= 0 and d["planning_seconds"] >= 0 for d in (d0, d1))
     doc = explain(
         TAX,
         dcs=["not(t.state = t'.state and t.salary > t'.salary and t.rate < t'.rate)"],
