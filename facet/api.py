@@ -7,6 +7,8 @@ engine -> sinks -> :class:`Result` (docs/architecture.md).
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
 import os
 import time
@@ -18,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from facet.column_types import analyze, parse_schema
-from facet.encoding import encode
+from facet.encoding import encode, start_pools
 from facet.engine import ENGINES, create_engine
 from facet.engine.filters import where_mask
 from facet.engine.multi import MODES, count_all, shared_groups
@@ -26,7 +28,7 @@ from facet.engine.row_outputs import ROW_OUTPUTS, SCHEMAS, row_output
 from facet.engine.session import Session
 from facet.engine.spark import is_spark_frame
 from facet.engine.warmup import loaded, run_kernels, warmup
-from facet.errors import FacetInputError
+from facet.errors import FacetError, FacetInputError
 from facet.language.ast import DC
 from facet.language.parser import parse_dc, parse_rules, read_rules
 from facet.language.where import parse_where
@@ -185,6 +187,7 @@ def open_local(
     cold = monitor.callback is not None and kernels_cache_cold(kernels - loaded())
     monitor.start("compile" if cold else "warmup")
     warm = warmup(kernels)
+    warm += _warm_encoding(source, use, schema_map, config)
     monitor.end()
     t1 = time.perf_counter()
     monitor.start("encode")
@@ -211,6 +214,25 @@ def open_local(
         enc,
     )
     return opened
+
+
+#: rows of the table encoded untimed first (see _warm_encoding)
+_WARM_ROWS = 64
+
+
+def _warm_encoding(source: Any, use: Any, schema_map: dict[str, str], config: Config) -> float:
+    """A process's first encoding pays one-time costs (thread pools started, Arrow's
+    compute functions and numba's dispatch on these column types resolved, ~10-20 ms):
+    paid here, untimed like the kernels' warm-up, by starting the pools and encoding the
+    first rows. A problem those rows show is left for the real encoding to report."""
+    if source.num_rows <= _WARM_ROWS:
+        return 0.0
+    t = time.perf_counter()
+    start_pools(config.workers)
+    head = dataclasses.replace(source, table=source.table.slice(0, _WARM_ROWS), num_rows=_WARM_ROWS)
+    with contextlib.suppress(FacetError):
+        encode(head, use, schema_map, config)
+    return time.perf_counter() - t
 
 
 def _open_spark(

@@ -497,6 +497,16 @@ def _component_pool(threads: int) -> ThreadPoolExecutor:
     return pool
 
 
+def start_pools(threads: int) -> None:
+    """Start the encoding and engine pools' threads now (a warm-up: not on the clock)."""
+    if threads <= 1:
+        return
+    from facet.engine.parallel import pool
+
+    for p in (_component_pool(threads), _text_pool(threads), pool(threads)):
+        list(p.map(int, range(threads)))
+
+
 def _filled(idx: pa.Array) -> np.ndarray:
     return (
         pc.fill_null(idx, pa.scalar(NULL, idx.type)).to_numpy(zero_copy_only=False).astype(np.int32)

@@ -277,3 +277,19 @@ def test_hll_estimate_equals_datasketch(p):
         assert hll_cardinality(reg, p) == want, (p, n)
     with pytest.raises(ValueError):
         hll_cardinality(np.zeros(m, np.int8), p + 1)
+
+
+def test_text_columns_compared_with_each_other_warm_the_parallel_dictionary():
+    import pyarrow as pa
+
+    """Columns compared with each other encode as one array of all their rows: from
+    ``parallel_text_rows`` of them the parallel text dictionary runs, so it is warmed."""
+    from facet.loading import load
+
+    n = DEFAULT.parallel_text_rows // 2 + 1
+    src = load(pa.table({"o": pa.array(["a"] * n), "d": pa.array(["b"] * n)}))
+    cross = parse_dc("not(t.o = t'.d and t.d = t'.o)")
+    same = parse_dc("not(t.o = t'.o and t.d != t'.d)")
+    config = DEFAULT.but(threads=2)
+    assert "dictionary-parallel" in run_kernels(cross, config, ("count",), source=src)
+    assert "dictionary-parallel" not in run_kernels(same, config, ("count",), source=src)

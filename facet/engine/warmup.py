@@ -85,12 +85,14 @@ def run_kernels(
     from facet.planner.statistics import Sides
 
     outputs = tuple(outputs)
+    dcs = list(dcs)
     threads = config.workers
     rows = 0 if source is None else source.num_rows
     names: set[str] = set()
     if source is None or source.text or any(map(_is_text, source.table.schema.types)):
         names.add("dictionary")
-        if threads > 1 and rows >= config.parallel_text_rows:
+        # columns compared with each other encode as one array (all their rows)
+        if threads > 1 and rows * _widest_component(dcs) >= config.parallel_text_rows:
             names.add("dictionary-parallel")
     for dc in dcs:
         if rows >= config.radix_rank_rows and any(p.is_order for p in dc.predicates):
@@ -114,6 +116,29 @@ def run_kernels(
     if "refine" in names and threads > 1 and rows >= config.parallel_work * threads:
         names.add("counting-sort")  # a whole-table equality's parallel counting sort
     return names
+
+
+def _widest_component(dcs: Iterable[DC]) -> int:
+    """The most columns any set of columns compared with each other holds."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    for dc in dcs:
+        for p in dc.predicates:
+            cols = p.columns()
+            for c in cols:
+                find(c.name)
+            if len(cols) == 2:
+                parent[find(cols[0].name)] = find(cols[1].name)
+    sizes: dict[str, int] = {}
+    for c in parent:
+        sizes[find(c)] = sizes.get(find(c), 0) + 1
+    return max(sizes.values(), default=1)
 
 
 def warmup(kernels: Iterable[str] | None = None) -> float:
