@@ -280,10 +280,10 @@ def test_hll_estimate_equals_datasketch(p):
 
 
 def test_text_columns_compared_with_each_other_warm_the_parallel_dictionary():
-    import pyarrow as pa
-
     """Columns compared with each other encode as one array of all their rows: from
     ``parallel_text_rows`` of them the parallel text dictionary runs, so it is warmed."""
+    import pyarrow as pa
+
     from facet.loading import load
 
     n = DEFAULT.parallel_text_rows // 2 + 1
