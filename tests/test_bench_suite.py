@@ -1,0 +1,205 @@
+"""The benchmark suite's own logic (bench/suite.py, bench/peer_dc.py, bench/peer_worker.py):
+SQL of every DC shape against the naive evaluator, facet's typing of real tables, the
+cell rules (timeouts skip larger sizes, projection, one run past --once-over, count checks)
+and the report. The suite's numbers live in bench/results, never here."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import facet
+from tests.naive import naive_count
+from tests.strategies import dcs, examples, tables
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+import peer_dc  # noqa: E402
+import suite  # noqa: E402
+
+
+def _no_nan(table: pa.Table) -> pa.Table:
+    """NaN as NULL (docs/semantics.md: float NaN is NULL; SQL engines compare NaN)."""
+    cols = []
+    for name in table.column_names:
+        col = table.column(name)
+        if pa.types.is_floating(col.type):
+            col = pa.array([None if v is not None and math.isnan(v) else v for v in col.to_pylist()],
+                           col.type)  # fmt: skip
+        cols.append(col)
+    return pa.table(cols, names=table.column_names)
+
+
+def _duckdb_count(table: pa.Table, dc_text: str) -> int:
+    t = table.append_column("rid", pa.array(range(table.num_rows), pa.int64()))
+    con = duckdb.connect()
+    con.register("src", t)
+    con.execute("CREATE TABLE r AS SELECT * FROM src")
+    return int(con.execute(peer_dc.sql(dc_text, t.schema)).fetchone()[0])
+
+
+@settings(max_examples=examples(120), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+@given(st.data())
+def test_sql_counts_equal_naive(data):
+    """Every DC shape (constants, single-tuple, cross-column, NULLs) as the suite's SQL."""
+    table, kinds = data.draw(tables(max_rows=25))
+    table = _no_nan(table)
+    dc = data.draw(dcs(kinds, max_preds=4))
+    assert _duckdb_count(table, dc.canonical()) == naive_count(table, dc)
+
+
+def test_sql_of_a_single_tuple_dc_on_t_prime_counts_rows():
+    table = pa.table({"a": pa.array([1, 5, 7, None], pa.int64())})
+    assert _duckdb_count(table, "not(t'.a > 4)") == 2
+    assert peer_dc.parse("not(t'.a > 4)").single_tuple
+
+
+def test_parse_rows():
+    assert suite.parse_rows("1m,100k") == [100_000, 1_000_000]
+    assert suite.parse_rows("2.5k") == [2_500]
+    assert suite.fmt_rows(1_000_000) == "1M" and suite.fmt_rows(100_000) == "100k"
+
+
+def test_check_counts():
+    ok = {"status": "ok", "violations": [3, 4]}
+    assert suite.check_counts([ok, dict(ok)]) == "equal"
+    assert suite.check_counts([ok, {"status": "ok", "violations": [3, 5]}]) == "MISMATCH"
+    # a partial run compares on the DCs it finished
+    assert suite.check_counts([ok, {"status": "partial", "violations": [3, None]}]) == "equal"
+    assert suite.check_counts([ok, {"status": "partial", "violations": [2, None]}]) == "MISMATCH"
+    assert suite.check_counts([ok, {"status": "timeout", "violations": None}]) == "unchecked"
+    assert suite.check_counts([ok, {"status": "unstable-count", "violations": None}]) == "MISMATCH"
+
+
+def test_real_table_keeps_facets_counts(tmp_path, monkeypatch):
+    """The typed Parquet every system reads gives facet's counts on the CSV, DC by DC, and
+    DuckDB agrees on it."""
+    monkeypatch.setattr(suite, "WORK", tmp_path)
+    csv = REPO / "data" / "adr" / "hospital" / "dirty.csv"
+    rules = REPO / "data" / "adr" / "hospital" / "dc_rules.txt"
+    typed = suite.real_table(csv, rules)
+    assert "rid" in pq.read_schema(typed).names
+    on_csv = [d.violations for d in facet.detect(str(csv), str(rules)).dcs]
+    on_parquet = [d.violations for d in facet.detect(str(typed), str(rules)).dcs]
+    assert on_parquet == on_csv and sum(on_csv) > 0
+    table = pq.read_table(typed)
+    con = duckdb.connect()
+    con.register("src", table)
+    con.execute("CREATE TABLE r AS SELECT * FROM src")
+    by_sql = [int(con.execute(peer_dc.sql(t, table.schema)).fetchone()[0])
+              for t in suite.rules_dcs(rules)]  # fmt: skip
+    assert by_sql == on_csv
+
+
+def test_peer_worker_prints_one_json_line(tmp_path):
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"a": [1, 1, 2], "b": ["x", "y", "z"], "rid": [0, 1, 2]}), path)
+    out = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "peer_worker.py"), "--system", "duckdb",
+         "--table", str(path), "--dc", "not(t.a = t'.a and t.b != t'.b)", "--dc",
+         "not(t.b = \"z\")"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    assert doc["rows"] == 3 and [d["count"] for d in doc["dcs"]] == [2, 1]
+
+
+# ----------------------------------------------------------------------------- cell rules
+
+
+def _ctx(tmp_path, engines, **kw) -> suite.Ctx:
+    ns = argparse.Namespace(
+        timeout=100.0, rss_limit_gib=None, repeat=3, master="local[2]", once_over=50.0,
+        no_project=False, engines=engines, force=False, jsonl=tmp_path / "s.jsonl",
+    )  # fmt: skip
+    for k, v in kw.items():
+        setattr(ns, k, v)
+    ctx = suite.Ctx(ns)
+    ctx.command = "python -m bench.suite (test)"
+    return ctx
+
+
+def _fake_runs(monkeypatch, script):
+    """``run_once`` answering from ``script[(system, rows)]``: (status, seconds, wall)."""
+    calls = []
+
+    def run_once(ctx, system, table, dcs, rules):
+        rows = int(table.stem)
+        status, seconds, wall = script[(system, rows)]
+        calls.append((system, rows))
+        r = {"status": status, "wall": wall, "rss": 1, "group_rss": 1, "load1": [0, 0]}
+        if status == "ok":
+            r.update(seconds=seconds, violations=[7], results=[{"count": 7, "seconds": seconds}])
+        return r
+
+    monkeypatch.setattr(suite, "run_once", run_once)
+    return calls
+
+
+def test_timeouts_projection_and_once_over(tmp_path, monkeypatch):
+    script = {
+        ("facet", 10): ("ok", 0.1, 1.0), ("facet", 100): ("ok", 1.0, 2.0),
+        ("slow", 10): ("ok", 20.0, 21.0), ("slow", 100): ("ok", 1.0, 1.0),  # projected at 100
+        ("dies", 10): ("timeout", None, 100.0), ("dies", 100): ("ok", 1.0, 1.0),  # skipped
+        ("long", 10): ("ok", 60.0, 60.0), ("long", 100): ("ok", 61.0, 61.0),  # one run each
+    }  # fmt: skip
+    monkeypatch.setattr(suite, "SYSTEMS", (*suite.SYSTEMS, "slow", "dies", "long"))
+    engines = ["facet", "slow", "dies", "long"]
+    ctx = _ctx(tmp_path, engines)
+    calls = _fake_runs(monkeypatch, script)
+    done, history = {}, []
+    for rows in (10, 100):
+        suite.run_cell(ctx, "w", "phi", rows, Path(f"{rows}.parquet"), ["dc"], None, done,
+                       history)  # fmt: skip
+    recs = {(r["system"], r["rows"]): r for r in history}
+    assert recs[("slow", 10)]["status"] == "ok" and recs[("slow", 10)]["runs"] == 3
+    assert recs[("slow", 100)]["status"] == "projected" and ("slow", 100) not in calls
+    assert recs[("dies", 10)]["status"] == "timeout" and calls.count(("dies", 10)) == 1
+    assert recs[("dies", 100)]["status"] == "skipped" and ("dies", 100) not in calls
+    assert calls.count(("long", 10)) == 1 and "once-over" in recs[("long", 10)]["note"]
+    assert calls.count(("facet", 100)) == 4  # a warm-up and three runs
+    assert {r["check"] for r in history if r["rows"] == 10} == {"equal"}
+    assert {r["check"] for r in history if r["rows"] == 100} == {"unchecked"}  # facet alone
+    # recorded cells are not run again (resumable)
+    before = len(calls)
+    suite.run_cell(ctx, "w", "phi", 10, Path("10.parquet"), ["dc"], None, done, history)
+    assert len(calls) == before
+    # the report: every cell, the DuckDB target table, a chart
+    monkeypatch.setattr(suite, "RESULTS", tmp_path)
+    md, png = suite.write_report(ctx.args.jsonl, "test")
+    text = md.read_text()
+    assert "| phi | 100 | slow | projected (20.0 s at 10" in text
+    assert "timeout (> 100 s)" in text and png.stat().st_size > 10_000
+
+
+def test_a_count_mismatch_fails_the_suite(tmp_path, monkeypatch):
+    ctx = _ctx(tmp_path, ["facet", "duckdb"], repeat=1)
+
+    def run_once(ctx, system, table, dcs, rules):
+        n = 7 if system == "facet" else 8
+        return {"status": "ok", "wall": 1.0, "rss": 1, "group_rss": 1, "load1": [0, 0],
+                "seconds": 0.1, "violations": [n], "results": [{"count": n, "seconds": 0.1}]}  # fmt: skip
+
+    monkeypatch.setattr(suite, "run_once", run_once)
+    history: list = []
+    suite.run_cell(ctx, "w", "phi", 10, Path("10.parquet"), ["dc"], None, {}, history)
+    assert ctx.failed and {r["check"] for r in history} == {"MISMATCH"}
+
+
+@pytest.mark.parametrize("dc", suite.PAPER_DCS, ids=lambda d: d.id)
+def test_paper_dcs_parse(dc):
+    shape = peer_dc.parse(dc.text)
+    assert not shape.single_tuple
+    assert dc.equality_only == all(p.op == "=" for p in shape.preds)
