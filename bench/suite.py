@@ -239,6 +239,27 @@ def rules_dcs(rules: Path) -> list[str]:
 # running one system on one table
 
 
+#: what the measured code is: the engine and the peers' workers (not the suite's own script)
+CODE_PATHS = ("facet", "kernels", "planner", "language", "pyproject.toml", "bench/peer_dc.py",
+              "bench/peer_worker.py", "bench/polars_worker.py", "bench/pandas_worker.py",
+              "bench/desbordante_worker.py")  # fmt: skip
+
+
+def engine_code() -> str:
+    """The last commit that changed the measured code (``CODE_PATHS``), ``(dirty)`` when it
+    has uncommitted changes: a cell recorded for it is not re-run (resumable) even after a
+    commit that touched only the suite's script or its report."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        r = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else ""
+
+    commit = git("log", "-1", "--format=%H", "--", *CODE_PATHS)[:10] or "unknown"
+    dirty = bool(git("status", "--porcelain", "--", *CODE_PATHS))
+    return commit + (" (dirty)" if dirty else "")
+
+
 class Ctx:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
@@ -248,8 +269,7 @@ class Ctx:
         self.machine = common.machine_info(
             ("duckdb", "numpy", "numba", "pyarrow", "polars", "pandas", "pyspark", "desbordante")
         )
-        commit = (self.machine["git_commit"] or "unknown")[:10]
-        self.code = commit + (" (dirty)" if self.machine["git_dirty"] else "")
+        self.code = engine_code()
         self.params = {"repeat": args.repeat, "timeout": args.timeout, "master": args.master,
                        "once_over": args.once_over, "project": not args.no_project}  # fmt: skip
         self.run_id = uuid.uuid4().hex[:12]
