@@ -24,6 +24,7 @@ from facet.encoding import encode, start_pools
 from facet.engine import ENGINES, create_engine
 from facet.engine.filters import where_mask
 from facet.engine.multi import MODES, count_all, shared_groups
+from facet.engine.parallel import pool
 from facet.engine.row_outputs import ROW_OUTPUTS, SCHEMAS, row_output
 from facet.engine.session import Session
 from facet.engine.spark import is_spark_frame
@@ -229,6 +230,8 @@ def _warm_encoding(source: Any, use: Any, schema_map: dict[str, str], config: Co
         return 0.0
     t = time.perf_counter()
     start_pools(config.workers)
+    if config.workers > 1:
+        list(pool(config.workers).map(int, range(config.workers)))  # the engine's pool
     head = dataclasses.replace(source, table=source.table.slice(0, _WARM_ROWS), num_rows=_WARM_ROWS)
     with contextlib.suppress(FacetError):
         encode(head, use, schema_map, config)

@@ -498,12 +498,10 @@ def _component_pool(threads: int) -> ThreadPoolExecutor:
 
 
 def start_pools(threads: int) -> None:
-    """Start the encoding and engine pools' threads now (a warm-up: not on the clock)."""
+    """Start the encoding pools' threads now (a warm-up: not on the clock)."""
     if threads <= 1:
         return
-    from facet.engine.parallel import pool
-
-    for p in (_component_pool(threads), _text_pool(threads), pool(threads)):
+    for p in (_component_pool(threads), _text_pool(threads)):
         list(p.map(int, range(threads)))
 
 
