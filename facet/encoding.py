@@ -505,6 +505,71 @@ def start_pools(threads: int) -> None:
         list(p.map(int, range(threads)))
 
 
+def _is_dictionary_text(typ: pa.DataType) -> bool:
+    return pa.types.is_dictionary(typ) and (
+        pa.types.is_string(typ.value_type) or pa.types.is_large_string(typ.value_type)
+    )
+
+
+def _dictionary_text_codes(
+    comp: Component, source: Source, schema: dict[str, str], use: ColumnUse, config: Config
+) -> tuple[np.ndarray, pa.Array | HashedDictionary, list[tuple[str, Const]]] | None:
+    """Codes of an equality text component whose columns arrived dictionary-encoded
+    (Parquet dictionary pages, pandas categoricals): the dictionaries and the
+    constants are coded (exactly, as any text), and each row takes its dictionary
+    entry's code -- O(distinct) hashing instead of O(rows).  The codes are then
+    made dense over the values present (a dictionary may hold unused or repeated
+    entries).  ``None`` when the component is not such: the general route."""
+    if source.text or comp.ordered:
+        return None
+    cols = [source.table.column(c) for c in comp.columns]
+    if any(schema.get(c, "text") != "text" for c in comp.columns) or not all(
+        _is_dictionary_text(c.type) for c in cols
+    ):
+        return None
+    n = source.num_rows
+    dicts: list[pa.Array] = []
+    chunks: list[tuple[int, pa.Array]] = []  # (offset of its dictionary, indices), in order
+    base = 0
+    for col in cols:
+        for chunk in col.chunks:
+            d = chunk.dictionary.cast(pa.string())
+            dicts.append(d)
+            chunks.append((base, chunk.indices))
+            base += len(d)
+    const_keys = [k for c in comp.columns for k in use.constant_use if k[0] == c]
+    consts = [pa.array([k[1].text], pa.string()) for k in const_keys]
+    dict_codes, dictionary = _text_codes(pa.concat_arrays(dicts + consts), config)
+    out = np.empty(len(cols) * n + len(consts), np.int32)
+    at = 0
+    for off, idx in chunks:
+        m = len(idx)
+        if m == 0:
+            continue
+        i = np.asarray(idx.fill_null(0) if idx.null_count else idx)
+        np.take(dict_codes, i + off if off else i, out=out[at : at + m])
+        if idx.null_count:
+            out[at : at + m][np.asarray(idx.is_null())] = NULL
+        at += m
+    out[at:] = dict_codes[base:]
+    # dense over the values present: codes of unused dictionary entries are dropped
+    d = len(dictionary)
+    present = np.zeros(d + 1, np.bool_)
+    present[out] = True  # NULL (-1) marks the extra last slot
+    present = present[:d]
+    if not present.all():
+        keep = np.flatnonzero(present)
+        remap = np.full(d + 1, NULL, np.int32)
+        remap[keep] = np.arange(keep.size, dtype=np.int32)
+        out = remap[out]  # NULL stays NULL (the last slot)
+        dictionary = (
+            HashedDictionary(dictionary.hashes[keep])
+            if isinstance(dictionary, HashedDictionary)
+            else dictionary.take(pa.array(keep))
+        )
+    return out, dictionary, const_keys
+
+
 def _filled(idx: pa.Array) -> np.ndarray:
     return (
         pc.fill_null(idx, pa.scalar(NULL, idx.type)).to_numpy(zero_copy_only=False).astype(np.int32)
@@ -561,6 +626,14 @@ def encode(
 
     def one(comp: Component):
         """Type and encode one component (independent of the others)."""
+        coded = _dictionary_text_codes(comp, source, schema, use, config)
+        if coded is not None:  # text that arrived dictionary-encoded: code the dictionaries
+            c_codes, dictionary, const_keys = coded
+            for i, col in enumerate(comp.columns):
+                codes[index[col]] = c_codes[i * n : (i + 1) * n]
+            base = len(comp.columns) * n
+            consts_of = {key: int(c_codes[base + j]) for j, key in enumerate(const_keys)}
+            return "text", dictionary, [], consts_of
         typed, kind, warns = component_arrays(comp, source, schema, use)
         consts: list[pa.Array] = []
         const_keys: list[tuple[str, Const]] = []

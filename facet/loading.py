@@ -470,7 +470,8 @@ def _load_path(path: Path, name: str, columns: list[str] | None) -> Source:
             ) from None
         _check_columns(schema_names, name, columns, frame=False)
         cols = None if columns is None else [c for c in schema_names if c in set(columns)]
-        table = pq.read_table(str(path), columns=cols)
+        coded = _dictionary_coded_text(path, cols)
+        table = pq.read_table(str(path), columns=cols, read_dictionary=coded or None)
         if cols is not None and not cols:
             meta = pq.read_metadata(str(path))
             src = _from_arrow_like(table, name, [])
@@ -490,6 +491,46 @@ def _load_path(path: Path, name: str, columns: list[str] | None) -> Source:
                 table = pa.ipc.open_stream(f).read_all()
         return _from_arrow_like(table, name, columns)
     return read_csv(path, columns, "\t" if kind == "tsv" else ",")
+
+
+def _dictionary_coded_text(path: Path, columns: list[str] | None) -> list[str]:
+    """The text columns of a Parquet file stored dictionary-encoded throughout:
+    read as Arrow dictionaries, they keep the file's codes, and encoding hashes
+    the distinct values only (facet/encoding.py).  A column whose writer fell
+    back to plain pages is read as plain text (a dictionary would be rebuilt by
+    hashing every value while reading).  The test is the bytes per value of its
+    data pages: dictionary indices take under 4, a plain string at least 4 (its
+    length) -- only speed depends on it, never a result."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_metadata(str(path))
+        schema = meta.schema.to_arrow_schema()
+    except (pa.ArrowInvalid, OSError):
+        return []
+    text = {
+        f.name
+        for f in schema
+        if (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))
+        and (columns is None or f.name in columns)
+    }
+    if not text or meta.num_rows == 0:
+        return []
+    plain: set[str] = set()
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        for i in range(group.num_columns):
+            col = group.column(i)
+            name = col.path_in_schema
+            if name not in text or name in plain:
+                continue
+            if not col.has_dictionary_page or col.num_values == 0:
+                plain.add(name)
+                continue
+            dict_bytes = max(0, col.data_page_offset - (col.dictionary_page_offset or 0))
+            if (col.total_uncompressed_size - dict_bytes) >= 4 * col.num_values:
+                plain.add(name)
+    return sorted(text - plain)
 
 
 def _check_path(path: Path, name: str) -> None:
