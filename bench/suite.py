@@ -40,8 +40,10 @@ What runs (the FACET paper's §7, Table 2, Fig. 4 and Fig. 11 are the yardstick)
   first 1M pairs to Parquet (``detect --output pairs --limit 1000000 --out``).
 
 Results append to ``bench/results/suite.jsonl`` (one record per cell and system); an
-interrupted run resumes where it stopped: a cell already recorded for the same commit and
-parameters is not run again (``--force`` runs it). ``bench/results/YYYY-MM-DD.md`` and
+interrupted run resumes where it stopped: a cell already recorded under the same parameters
+is not run again (``--force`` runs it) while what it measures is unchanged since its commit
+(``SYSTEM_PATHS``: facet's engine for facet's cells, a peer's worker for its own, the data
+generators for all) -- a change to facet re-runs facet's cells, not the peers' hours. ``bench/results/YYYY-MM-DD.md`` and
 ``bench/results/YYYY-MM-DD.png`` (Fig. 4 style: log time per DC per system, one panel per
 size) are written from the records at the end (``--report-only`` writes just them).
 """
@@ -49,11 +51,13 @@ size) are written from the records at the end (``--report-only`` writes just the
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 import uuid
 from dataclasses import dataclass
@@ -243,21 +247,54 @@ def rules_dcs(rules: Path) -> list[str]:
 CODE_PATHS = ("facet", "kernels", "planner", "language", "pyproject.toml", "bench/peer_dc.py",
               "bench/peer_worker.py", "bench/polars_worker.py", "bench/pandas_worker.py",
               "bench/desbordante_worker.py")  # fmt: skip
+#: what every system's numbers depend on: the tables' generators
+DATA_PATHS = ("data/taxgen.py", "data/flightsgen.py", "bench/tpch.py")
+_ENGINE = ("facet", "kernels", "planner", "language", "pyproject.toml")
+_PEER = ("bench/peer_dc.py", "language", "facet/language", "pyproject.toml")
+#: what each system's numbers depend on besides the data: a cell recorded for an older
+#: commit is still current while none of these paths changed (so a change to facet re-runs
+#: facet's cells only, and a peer's worker its own)
+SYSTEM_PATHS = {
+    "facet": _ENGINE,
+    "facet-spark": _ENGINE,
+    "duckdb": (*_PEER, "bench/peer_worker.py"),
+    "spark-sql": (*_PEER, "bench/peer_worker.py"),
+    "polars": (*_PEER, "bench/polars_worker.py"),
+    "pandas": (*_PEER, "bench/pandas_worker.py"),
+    "desbordante": (
+        *_PEER,
+        "bench/peer_worker.py",
+        "bench/desbordante_worker.py",
+        "bench/common.py",
+    ),
+}
+
+
+def _git(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
 
 
 def engine_code() -> str:
     """The last commit that changed the measured code (``CODE_PATHS``), ``(dirty)`` when it
-    has uncommitted changes: a cell recorded for it is not re-run (resumable) even after a
-    commit that touched only the suite's script or its report."""
-    import subprocess
-
-    def git(*args: str) -> str:
-        r = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
-        return r.stdout.strip() if r.returncode == 0 else ""
-
-    commit = git("log", "-1", "--format=%H", "--", *CODE_PATHS)[:10] or "unknown"
-    dirty = bool(git("status", "--porcelain", "--", *CODE_PATHS))
+    has uncommitted changes: the commit a run's records name."""
+    r = _git("log", "-1", "--format=%H", "--", *CODE_PATHS)
+    commit = (r.stdout.strip() if r.returncode == 0 else "")[:10] or "unknown"
+    dirty = bool(_git("status", "--porcelain", "--", *CODE_PATHS).stdout.strip())
     return commit + (" (dirty)" if dirty else "")
+
+
+@functools.cache
+def still_measures(code: str, system: str) -> bool:
+    """Whether a record made at ``code`` still measures this checkout for ``system``: a
+    clean commit, and none of the system's paths (``SYSTEM_PATHS`` + ``DATA_PATHS``)
+    changed since, committed or not (a dirty record is never reused)."""
+    if not code or code == "unknown" or code.endswith("(dirty)"):
+        return False
+    paths = SYSTEM_PATHS.get(system, CODE_PATHS) + DATA_PATHS
+    if _git("diff", "--quiet", code, "--", *paths).returncode != 0:
+        return False
+    untracked = _git("ls-files", "--others", "--exclude-standard", "--", *paths).stdout
+    return not untracked.strip()
 
 
 class Ctx:
@@ -370,7 +407,9 @@ def summarize(runs: list[dict], note: str | None = None) -> dict:
 
 
 def _key(rec: dict) -> tuple:
-    return (rec["workload"], rec["dc"], rec["rows"], rec["system"], rec["code"],
+    """A cell and system under one parameter set (the code is checked apart:
+    :func:`still_measures`)."""
+    return (rec["workload"], rec["dc"], rec["rows"], rec["system"],
             json.dumps(rec["params"], sort_keys=True))  # fmt: skip
 
 
@@ -518,9 +557,13 @@ def run(ctx: Ctx) -> int:
     ok, why = common.facet_works(ctx.facet, WORK)
     if not ok:
         raise SystemExit(f"facet does not work here: {why}")
-    records = [r for r in common.read_jsonl(args.jsonl) if r.get("bench") == BENCH]
+    records = [
+        r
+        for r in common.read_jsonl(args.jsonl)
+        if r.get("bench") == BENCH and still_measures(r["code"], r["system"])
+    ]
     done = {_key(r): r for r in records}
-    history = [r for r in records if r["code"] == ctx.code and r["params"] == ctx.params]
+    history = [r for r in records if r["params"] == ctx.params]
     for rows in args.rows:
         _log(f"== {rows:,} rows")
         for pdc in args.dcs:
@@ -545,13 +588,19 @@ def run(ctx: Ctx) -> int:
 
 
 def current_records(jsonl: Path, code: str | None = None) -> list[dict]:
-    """The latest record per cell and system of one code version and parameter set: the
-    code and parameters of the last record, unless ``code`` is given."""
+    """The latest record per cell and system under the last record's parameters that still
+    measures this checkout (:func:`still_measures`); with ``code``, those made at it."""
     records = [r for r in common.read_jsonl(jsonl) if r.get("bench") == BENCH]
     if not records:
         return []
-    last = records[-1] if code is None else next(r for r in reversed(records) if r["code"] == code)
-    mine = [r for r in records if r["code"] == last["code"] and r["params"] == last["params"]]
+    if code is None:
+        params = records[-1]["params"]
+        mine = [
+            r for r in records if r["params"] == params and still_measures(r["code"], r["system"])
+        ]
+    else:
+        params = next(r for r in reversed(records) if r["code"] == code)["params"]
+        mine = [r for r in records if r["code"] == code and r["params"] == params]
     latest: dict[tuple, dict] = {}
     for r in mine:
         latest[_key(r)] = r
@@ -606,7 +655,10 @@ def write_report(jsonl: Path, date: str | None = None) -> tuple[Path, Path] | No
         "Written by `bench/suite.py` from `suite.jsonl` (see its docstring and bench/README.md).",
         "",
         f"* command: `{lastr['command']}`",
-        f"* code: `{lastr['code']}`; runs from {first['machine']['date']} to {m['date']}",
+        f"* code: {', '.join(f'`{c}`' for c in sorted({r['code'] for r in recs}))} (each "
+        "cell's runs name the last commit that changed the measured code; a cell is re-run "
+        f"only when what it measures changed since); runs from {first['machine']['date']} to "
+        f"{m['date']}",
         f"* machine: {m['cpu_model']}, nproc {m['nproc']}, {m['mem_total_gib']} GiB; "
         f"Python {m['python']}; " + ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v),
         f"* per cell: median of {params['repeat']} runs, each its own process; timeout "

@@ -178,6 +178,7 @@ def test_timeouts_projection_and_once_over(tmp_path, monkeypatch):
     assert len(calls) == before
     # the report: every cell, the DuckDB target table, a chart
     monkeypatch.setattr(suite, "RESULTS", tmp_path)
+    monkeypatch.setattr(suite, "still_measures", lambda code, system: code == ctx.code)
     md, png = suite.write_report(ctx.args.jsonl, "test")
     text = md.read_text()
     assert "| phi | 100 | slow | projected (20.0 s at 10" in text
@@ -196,6 +197,47 @@ def test_a_count_mismatch_fails_the_suite(tmp_path, monkeypatch):
     history: list = []
     suite.run_cell(ctx, "w", "phi", 10, Path("10.parquet"), ["dc"], None, {}, history)
     assert ctx.failed and {r["check"] for r in history} == {"MISMATCH"}
+
+
+def test_a_record_is_current_while_what_it_measures_is_unchanged(tmp_path, monkeypatch):
+    """A change to facet re-runs facet's cells only, a change to a peer's worker that
+    peer's; a change to a data generator every cell; a dirty record is never reused."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True,
+                              text=True).stdout.strip()  # fmt: skip
+
+    git("init", "-q")
+    git("config", "user.email", "t@t")
+    git("config", "user.name", "t")
+    for rel in ("facet/x.py", "bench/peer_worker.py", "bench/polars_worker.py", "data/taxgen.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("# v1\n")
+    git("add", "-A")
+    git("commit", "-qm", "v1")
+    monkeypatch.setattr(suite, "REPO", tmp_path)
+
+    def current(code: str) -> dict[str, bool]:
+        suite.still_measures.cache_clear()
+        return {s: suite.still_measures(code, s) for s in ("facet", "duckdb", "polars")}
+
+    v1 = git("rev-parse", "HEAD")[:10]
+    assert suite.engine_code() == v1
+    assert current(v1) == {"facet": True, "duckdb": True, "polars": True}
+    (tmp_path / "bench/peer_worker.py").write_text("# v2\n")  # uncommitted counts too
+    assert current(v1) == {"facet": True, "duckdb": False, "polars": True}
+    assert suite.engine_code() == v1 + " (dirty)" and not any(current(v1 + " (dirty)").values())
+    git("commit", "-qam", "v2")
+    (tmp_path / "facet/x.py").write_text("# v2\n")
+    git("commit", "-qam", "v3")
+    assert current(v1) == {"facet": False, "duckdb": False, "polars": True}
+    (tmp_path / "facet/new.py").write_text("")  # an untracked file under facet/
+    v3 = git("rev-parse", "HEAD")[:10]
+    assert current(v3) == {"facet": False, "duckdb": True, "polars": True}
+    (tmp_path / "facet/new.py").unlink()
+    (tmp_path / "data/taxgen.py").write_text("# v2\n")
+    assert current(v3) == {"facet": False, "duckdb": False, "polars": False}
+    suite.still_measures.cache_clear()
 
 
 @pytest.mark.parametrize("dc", suite.PAPER_DCS, ids=lambda d: d.id)
