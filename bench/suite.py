@@ -552,6 +552,12 @@ def run_breakdown(ctx: Ctx, dc_id: str, rows: int, table: Path, dc: str, done: d
 # the run
 
 
+def cell_history(records: list[dict], params: dict) -> list[dict]:
+    """The recorded cells (not facet's breakdowns) under ``params``: what the
+    budget rules of :func:`run_cell` look back on when a run resumes."""
+    return [r for r in records if r["params"] == params and r["workload"] != "breakdown"]
+
+
 def run(ctx: Ctx) -> int:
     args = ctx.args
     ok, why = common.facet_works(ctx.facet, WORK)
@@ -563,7 +569,7 @@ def run(ctx: Ctx) -> int:
         if r.get("bench") == BENCH and still_measures(r["code"], r["system"])
     ]
     done = {_key(r): r for r in records}
-    history = [r for r in records if r["params"] == ctx.params]
+    history = cell_history(records, ctx.params)
     for rows in args.rows:
         _log(f"== {rows:,} rows")
         for pdc in args.dcs:

@@ -25,6 +25,7 @@ from tests.strategies import dcs, examples, tables
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
+import common  # noqa: E402
 import peer_dc  # noqa: E402
 import suite  # noqa: E402
 
@@ -245,3 +246,23 @@ def test_paper_dcs_parse(dc):
     shape = peer_dc.parse(dc.text)
     assert not shape.single_tuple
     assert dc.equality_only == all(p.op == "=" for p in shape.preds)
+
+
+def test_a_resumed_run_looks_back_on_cells_not_breakdowns(tmp_path, monkeypatch):
+    """A resumed run rebuilds its history from the JSONL, where facet's breakdowns
+    (no ``seconds``) sit beside the cells: the budget rules must see cells only."""
+    script = {("facet", 10): ("ok", 0.1, 1.0), ("facet", 100): ("ok", 1.0, 2.0),
+              ("slow", 10): ("ok", 20.0, 21.0)}  # fmt: skip
+    monkeypatch.setattr(suite, "SYSTEMS", (*suite.SYSTEMS, "slow"))
+    ctx = _ctx(tmp_path, ["facet", "slow"])
+    calls = _fake_runs(monkeypatch, script)
+    suite.run_cell(ctx, "w", "phi", 10, Path("10.parquet"), ["dc"], None, {}, [])
+    breakdown = {"bench": suite.BENCH, "workload": "breakdown", "dc": "phi", "rows": 10,
+                 "system": "facet", "code": ctx.code, "params": ctx.params, "status": "ok"}  # fmt: skip
+    common.append_jsonl(ctx.args.jsonl, breakdown)
+    history = suite.cell_history(common.read_jsonl(ctx.args.jsonl), ctx.params)
+    assert {r["workload"] for r in history} == {"w"} and len(history) == 2
+    suite.run_cell(ctx, "w", "phi", 100, Path("100.parquet"), ["dc"], None, {}, history)
+    recs = {(r["system"], r["rows"]): r for r in history}
+    assert recs[("slow", 100)]["status"] == "projected" and ("slow", 100) not in calls
+    assert recs[("facet", 100)]["status"] == "ok"
