@@ -121,6 +121,13 @@ class Config:
     #: a keyed count uses a code-indexed array up to this domain (else a hash table,
     #: unless the group is about as large as the domain)
     keyed_direct_codes: int = 1 << 16
+    #: a keyed count plan over the initial pairs runs its equalities and sink as one
+    #: pass over composite codes (:mod:`facet.kernels.composite`) instead of refining
+    #: groups (False: always refine; the answer is the same)
+    fuse_keyed: bool = True
+    #: ... one equality before a final non-equality runs fused up to this many tids
+    #: on both sides together (above, on several threads, refining wins)
+    fuse_keyed_tids: int = 1 << 20
     #: a small group goes pair by pair when |L||R| <= this x (|L| + |R|) (the cost of
     #: a closed form per tid, in pair checks)
     nested_cost: int = 16

@@ -119,6 +119,9 @@ def with_actuals(rec: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
             if sink is None
             else {"groups_in": sink["groups_in"], "seconds": round(sink["seconds"], 6)},
         }
+        if report.get("fused"):
+            # the equality stages ran inside the sink (facet.kernels.composite)
+            rec["count_sink"]["actual"]["fused_stages"] = report["fused"]
     rec["actual"] = actual
     return rec
 
@@ -209,6 +212,12 @@ def render_text(doc: dict[str, Any]) -> str:
                 "pair (nested)"
             )
             notes.append(f"sink: {cs['method']}{nested}")
+            fused = (cs.get("actual") or {}).get("fused_stages")
+            if fused:
+                notes.append(
+                    f"sink: ran fused with the {fused} equality stage{'s' if fused > 1 else ''} "
+                    "above it -- composite codes, one counting sort, code tallies (no groups)"
+                )
         for note in notes:
             lines.append(f"  note {note}")
         if analyzed:

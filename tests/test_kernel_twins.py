@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from facet.kernels import dictionary
 from facet.kernels.common import OP_CODES, compare_arrays
+from facet.kernels.composite import count_composite
 from facet.kernels.expand import expand, sides_to_lists
 from facet.kernels.hashing import (
     hash_bytes,
@@ -29,7 +30,7 @@ from facet.kernels.hashing import (
 from facet.kernels.iejoin import _next_set, _next_word
 from facet.kernels.refine import KIND_EQ, count_codes, equality_runs, refine, scatter_by_code
 from facet.planner.config import DEFAULT, Config
-from tests.strategies import code_matrices, examples, group_batches, kernel_tunes
+from tests.strategies import code_matrices, examples, group_batches, kernel_tunes, shared_doms
 
 SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
 PY_OPS = [operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge]
@@ -473,3 +474,61 @@ def test_codes_of_a_wide_integer_column_are_dense_ranks():
     u = pa.array([2**63 - 5, 3, None, 2**62], pa.uint64())
     codes, dictionary = _codes(u, True, radix)
     assert dictionary.to_pylist() == [3, 2**62, 2**63 - 5] and codes.tolist() == [2, 0, -1, 1]
+
+
+# ------------------------------------------------------------------ fused keyed counts
+
+
+def _naive_degrees(lt, rt, codes, ea, eb, ra, rb, ne):
+    n = codes.shape[1]
+    deg_l = np.zeros(n, np.int64)
+    deg_r = np.zeros(n, np.int64)
+    for t in lt:
+        for u in rt:
+            if t == u:
+                continue
+            ok = all(codes[a, t] >= 0 and codes[a, t] == codes[b, u] for a, b in zip(ea, eb))
+            x, y = codes[ra, t], codes[rb, u]
+            if ok and x >= 0 and y >= 0 and (x != y) == ne:
+                deg_l[t] += 1
+                deg_r[u] += 1
+    return deg_l, deg_r
+
+
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=SLOW)
+@given(data=st.data())
+def test_count_composite_equals_its_naive_twin(data):
+    rows = 4
+    codes, doms = data.draw(code_matrices(rows=rows, max_n=30, big_n=200))
+    n = codes.shape[1]
+    k = data.draw(st.integers(0, 3))
+    ea = np.array([data.draw(st.integers(0, rows - 1)) for _ in range(k)], np.int64)
+    shared = data.draw(st.booleans())
+    if shared:
+        eb = ea.copy()
+        ra = rb = data.draw(st.integers(0, rows - 1))
+    else:
+        eb = np.array([data.draw(st.integers(0, rows - 1)) for _ in range(k)], np.int64)
+        ra, rb = data.draw(st.integers(0, rows - 1)), data.draw(st.integers(0, rows - 1))
+    ne = data.draw(st.booleans())
+    doms = shared_doms(doms, list(zip(ea, eb)) + [(ra, rb)])
+    # a domain bound may be far above the codes: wide bounds take the hashed paths
+    widen = data.draw(st.sampled_from([1, 1, 1000, 1 << 20]))
+    dom_e = doms[ea] * widen if k else np.empty(0, np.int64)
+    dom = int(doms[ra]) * widen
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    lt = np.sort(rng.choice(n, size=int(rng.integers(0, n + 1)), replace=False)).astype(np.int32)
+    if shared:
+        rt = lt
+    else:
+        rt = rng.choice(n, size=int(rng.integers(0, n + 1)), replace=False).astype(np.int32)
+    direct_codes = data.draw(st.sampled_from([0, 4, 1 << 16]))
+    deg_l = np.zeros(n, np.int64)
+    deg_r = np.zeros(n, np.int64)
+    total = count_composite(
+        lt, rt, codes, ea, eb, dom_e, ra, rb, dom, ne, deg_l, deg_r, direct_codes, shared
+    )
+    want_l, want_r = _naive_degrees(lt, rt, codes, ea, eb, ra, rb, ne)
+    assert np.array_equal(deg_l, want_l)
+    assert np.array_equal(deg_r, want_r)
+    assert total == want_l.sum()

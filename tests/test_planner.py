@@ -254,7 +254,10 @@ def test_explain_json_and_analyze():
     assert d0["count_sink"]["algorithm"] == "count-keyed"
     assert d1["count_sink"]["algorithm"] == "count-fenwick"
     assert d0["actual"]["violations"] == 40552
-    assert d0["stages"][0]["actual"]["groups_out"] > 0
+    # an FD's equality runs fused into its keyed sink; an inequality DC's is refined
+    assert d0["stages"][0]["actual"] is None
+    assert d0["count_sink"]["actual"]["fused_stages"] == 1
+    assert d1["stages"][0]["actual"]["groups_out"] > 0
     # the runtime breakdown: phases of the run, statistics apart from planning
     assert set(doc["phases"]) == {"load_seconds", "warmup_seconds", "encode_seconds"}
     assert doc["phases"]["encode_seconds"] > 0 and doc["phases"]["load_seconds"] > 0

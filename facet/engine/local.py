@@ -110,16 +110,12 @@ class LocalEngine(Engine):
         return refinement.refine(self.ctx, groups, stage)
 
     def count(self, plan: Plan, groups: Groups) -> tuple[int, int]:
-        for stage in plan.stages:
-            groups = refinement.refine(self.ctx, groups, stage)
-        deg = counting.count_sink(self.ctx, plan.sink, groups, self.scratch)
+        deg = counting.count_plan(self.ctx, plan, groups, self.scratch)
         return deg.violations, deg.rows_involved
 
     def degrees(self, plan: Plan, groups: Groups) -> Degrees:
         """Per-row degrees of a count plan: its equalities refined, then its sink."""
-        for stage in plan.stages:
-            groups = refinement.refine(self.ctx, groups, stage)
-        return counting.count_sink(self.ctx, plan.sink, groups, self.scratch)
+        return counting.count_plan(self.ctx, plan, groups, self.scratch)
 
     def count_sink(self, plan: Plan, groups: Groups) -> Degrees:
         """Degrees of ``groups`` already refined by the plan's stages (a trie leaf)."""

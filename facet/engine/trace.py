@@ -49,6 +49,8 @@ class Trace:
         self.stages: dict[Stage, StageRun] = {}
         self.nested: dict[Stage, StageRun] = {}
         self.sink = StageRun()
+        #: equality stages the sink ran fused (no refinement of their own)
+        self.fused = 0
 
     def refined(
         self, stage: Stage, seconds: float, groups_in: Groups, out: Groups, on_bitmaps: int
@@ -71,7 +73,8 @@ class Trace:
         r.groups_in += len(groups)
         r.tids_in += _tids(groups)
 
-    def counted(self, seconds: float, groups: Groups) -> None:
+    def counted(self, seconds: float, groups: Groups, fused: int = 0) -> None:
+        self.fused = max(self.fused, fused)
         self.sink.calls += 1
         self.sink.seconds += seconds
         self.sink.groups_in += len(groups)
@@ -88,4 +91,5 @@ class Trace:
             "stages": [run(self.stages.get(s)) for s in plan.stages],
             "nested": [run(self.nested.get(s)) for s in plan.stages],
             "sink": run(self.sink) if self.sink.calls else None,
+            "fused": self.fused,
         }

@@ -298,12 +298,22 @@ def _count_groups(t: SimpleNamespace) -> None:
 
 
 def _count_keyed(t: SimpleNamespace) -> None:
+    from facet.kernels.composite import count_composite
     from facet.kernels.count import count_keyed
 
+    rows = np.array([0, 1], np.int64)
+    doms = np.array([6, 6], np.int64)
     for g in t.groups:
         deg_l, deg_r, stamp = (np.zeros(t.n, np.int64) for _ in range(3))
         for ne in (False, True):
             count_keyed(g.buf, g.desc, t.codes, 0, 1, 6, ne, 1, deg_l, deg_r, stamp, 0, t.tune)
+            # a keyed plan over the initial pairs runs fused (facet.engine.counting)
+            lt = g.buf[g.desc[0, 0] : g.desc[0, 1]]
+            rt = g.buf[g.desc[0, 4] : g.desc[0, 5]]
+            for shared in (False, True):
+                count_composite(
+                    lt, rt, t.codes, rows, rows, doms, 0, 1, 6, ne, deg_l, deg_r, 4, shared
+                )
 
 
 def _expand(t: SimpleNamespace) -> None:

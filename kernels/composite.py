@@ -1,0 +1,273 @@
+"""Key and functional-dependency counts of one pair of tid sets over composite
+codes: a count plan's equality refinements and its keyed sink in one pass
+(paper §3.2 and §5, fused; docs/architecture.md "Counting sinks").
+
+A count plan whose sink is keyed -- the key shape ``t.A = t'.A and t.B = t'.B``
+and the FD shape ``t.A = t'.A and t.B != t'.B`` -- refines its equalities only
+to tally codes per group.  Over one pair of tid sets ``(L, R)`` (the initial
+pairs) :func:`count_composite` never builds those groups: each side's codes of
+the equality prefix become one dense composite id per row (a direct table while
+``ids x domain`` stays small, else an open-addressing table), both sides are
+counting-sorted by id, and each id's final codes are tallied in a code-indexed
+array.  O(|L| + |R| + ids + domain), one allocation of each array per call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: Fibonacci hashing multiplier (2^64 / golden ratio)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True, nogil=True)
+def _level(ids_l, ids_r, cl, cr, nid, dom):
+    """Ids of ``(id, code)`` per row of both sides, dense from 0 in the order
+    first seen (-1 where either is NULL); returns how many ids there are."""
+    nl = ids_l.shape[0]
+    nr = ids_r.shape[0]
+    span = nid * dom
+    limit = max(4 * (nl + nr), 1 << 16)
+    nxt = 0
+    if span <= limit:  # a direct table over (id, code)
+        table = np.full(max(span, 1), -1, np.int64)
+        for side in range(2):
+            ids = ids_l if side == 0 else ids_r
+            cs = cl if side == 0 else cr
+            for i in range(ids.shape[0]):
+                a = ids[i]
+                c = cs[i]
+                if a < 0 or c < 0:
+                    ids[i] = -1
+                    continue
+                k = a * dom + c
+                v = table[k]
+                if v < 0:
+                    v = nxt
+                    table[k] = v
+                    nxt += 1
+                ids[i] = v
+        return nxt
+    cap = 1
+    bits = 0
+    while cap < 2 * (nl + nr):
+        cap <<= 1
+        bits += 1
+    shift = np.uint64(64 - max(bits, 1))
+    mask = cap - 1
+    keys = np.full(cap, -1, np.int64)
+    vals = np.empty(cap, np.int64)
+    for side in range(2):
+        ids = ids_l if side == 0 else ids_r
+        cs = cl if side == 0 else cr
+        for i in range(ids.shape[0]):
+            a = ids[i]
+            c = cs[i]
+            if a < 0 or c < 0:
+                ids[i] = -1
+                continue
+            k = a * dom + c
+            s = np.int64((np.uint64(k) * _GOLDEN) >> shift) & mask
+            while True:
+                kk = keys[s]
+                if kk == k:
+                    ids[i] = vals[s]
+                    break
+                if kk < 0:
+                    keys[s] = k
+                    vals[s] = nxt
+                    ids[i] = nxt
+                    nxt += 1
+                    break
+                s = (s + 1) & mask
+    return nxt
+
+
+@njit(cache=True, nogil=True)
+def _sort_by_id(ids, tids, codes, row, nid):
+    """Offsets (``nid + 1``), then the tids and their codes in ``row``, of the
+    rows with an id, sorted by id (a counting sort)."""
+    start = np.zeros(nid + 1, np.int64)
+    for i in range(ids.shape[0]):
+        if ids[i] >= 0:
+            start[ids[i] + 1] += 1
+    for v in range(nid):
+        start[v + 1] += start[v]
+    fill = start[:-1].copy()
+    out_t = np.empty(start[nid], np.int64)
+    out_c = np.empty(start[nid], np.int64)
+    for i in range(ids.shape[0]):
+        v = ids[i]
+        if v >= 0:
+            p = fill[v]
+            t = tids[i]
+            out_t[p] = t
+            out_c[p] = codes[row, t]
+            fill[v] = p + 1
+    return start, out_t, out_c
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slot(c, mark, mask, hkey, hmark):
+    """``c``'s slot in the open-addressing table of tally ``mark``."""
+    h = np.int64((np.uint64(c) * _GOLDEN) >> np.uint64(32)) & mask
+    while hmark[h] == mark and hkey[h] != c:
+        h = (h + 1) & mask
+    return h
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _tally_lookup(
+    ac, a0, a1, bc, bt, b0, b1, deg, deg2, ne, direct, mark, stamp, cnt, hkey, hmark, hcnt
+):
+    """Tally the codes ``ac[a0:a1]``, then add to ``deg[bt[p]]`` (and to
+    ``deg2[bt[p]]`` unless it is empty) the tallied rows each ``bc[p]`` (``p`` in
+    ``b0:b1``) pairs with: its code's count (equality) or the rows with another
+    code (``ne``).  Returns the sum added to ``deg``."""
+    mask = 1
+    while mask < 2 * (a1 - a0):
+        mask <<= 1
+    mask -= 1
+    known = 0  # the tallied rows with a code
+    for p in range(a0, a1):
+        c = ac[p]
+        if c < 0:
+            continue
+        known += 1
+        if direct:
+            if stamp[c] != mark:
+                stamp[c] = mark
+                cnt[c] = 0
+            cnt[c] += 1
+        else:
+            h = _slot(c, mark, mask, hkey, hmark)
+            if hmark[h] != mark:
+                hmark[h] = mark
+                hkey[h] = c
+                hcnt[h] = 0
+            hcnt[h] += 1
+    total = 0
+    for p in range(b0, b1):
+        c = bc[p]
+        if c < 0:
+            continue
+        if direct:
+            same = cnt[c] if stamp[c] == mark else 0
+        else:
+            h = _slot(c, mark, mask, hkey, hmark)
+            same = hcnt[h] if hmark[h] == mark else 0
+        d = known - same if ne else same
+        if d != 0:
+            deg[bt[p]] += d
+            if deg2.shape[0]:
+                deg2[bt[p]] += d
+            total += d
+    return total
+
+
+@njit(cache=True, nogil=True)
+def count_composite(
+    lt, rt, codes, ea, eb, doms, ra, rb, dom, ne, deg_l, deg_r, direct_codes, shared
+):
+    """Add to ``deg_l[t]`` / ``deg_r[t']`` the pairs ``(t, t')``, ``t`` in ``lt``,
+    ``t'`` in ``rt``, ``t != t'``, with ``codes[ea[j], t] = codes[eb[j], t']`` for
+    every ``j`` (``doms[j]``: their code domain) and ``codes[ra, t] op
+    codes[rb, t']`` (``op``: ``!=`` if ``ne`` else ``=``; ``dom``: its domain);
+    NULL (-1) satisfies nothing.  A run's final codes are tallied in a
+    code-indexed array up to ``direct_codes`` codes (``Config.keyed_direct_codes``)
+    or when the run is about as big as the domain, else in a table sized to the
+    run.  ``shared``: ``lt`` is ``rt``, ``ea`` is ``eb`` and ``ra == rb`` (a reflexive
+    pair under same-column predicates): one side is sorted and tallied, and its
+    degrees are both sides'.  Returns the violations added."""
+    nl = lt.shape[0]
+    nr = rt.shape[0]
+    k = ea.shape[0]
+    ids_l = np.zeros(nl, np.int64)
+    ids_r = np.zeros(nr, np.int64)
+    nid = 1
+    cl = np.empty(nl, np.int64)
+    cr = np.empty(nr if not shared else 0, np.int64)
+    for j in range(k):
+        for i in range(nl):
+            cl[i] = codes[ea[j], lt[i]]
+        for i in range(cr.shape[0]):
+            cr[i] = codes[eb[j], rt[i]]
+        if j == 0 and doms[0] <= max(4 * (nl + nr), 1 << 16):
+            # the first equality's codes are the ids while their domain is small
+            ids_l[:] = cl
+            ids_r[: cr.shape[0]] = cr
+            nid = max(doms[0], 1)
+        else:
+            nid = max(_level(ids_l, ids_r[: cr.shape[0]], cl, cr, nid, doms[j]), 1)
+    start_l, tl, cl_ = _sort_by_id(ids_l, lt, codes, ra, nid)
+    if shared:
+        start_r, tr, cr_ = start_l, tl, cl_
+    else:
+        start_r, tr, cr_ = _sort_by_id(ids_r, rt, codes, rb, nid)
+    # a run's final codes are tallied in a code-indexed array while the domain is
+    # small (or the run about as big), else in an open-addressing table sized to it
+    big = 0
+    for v in range(nid):
+        big = max(big, start_l[v + 1] - start_l[v], start_r[v + 1] - start_r[v])
+    small_dom = dom <= direct_codes
+    size = max(dom, 1) if small_dom or 2 * big >= dom else 1
+    stamp = np.full(size, -1, np.int64)
+    cnt = np.zeros(size, np.int64)
+    cap = 1
+    while cap < 2 * big:
+        cap <<= 1
+    hkey = np.empty(cap, np.int64)
+    hmark = np.full(cap, -1, np.int64)
+    hcnt = np.empty(cap, np.int64)
+    none = deg_l[:0]
+    total = 0
+    mark = 0
+    for v in range(nid):
+        l0, l1 = start_l[v], start_l[v + 1]
+        r0, r1 = start_r[v], start_r[v + 1]
+        if l0 == l1 or r0 == r1:
+            continue
+        # tally one side's final codes, look the other side's up
+        direct = small_dom or 2 * max(l1 - l0, r1 - r0) >= dom
+        mark += 1
+        if shared:  # the same rows and codes on both sides: equal degrees
+            total += _tally_lookup(
+                cl_, l0, l1, cl_, tl, l0, l1, deg_l, deg_r, ne, direct, mark, stamp, cnt,
+                hkey, hmark, hcnt,
+            )  # fmt: skip
+            continue
+        total += _tally_lookup(
+            cr_, r0, r1, cl_, tl, l0, l1, deg_l, none, ne, direct, mark, stamp, cnt,
+            hkey, hmark, hcnt,
+        )  # fmt: skip
+        mark += 1
+        _tally_lookup(
+            cl_, l0, l1, cr_, tr, r0, r1, deg_r, none, ne, direct, mark, stamp, cnt,
+            hkey, hmark, hcnt,
+        )  # fmt: skip
+    # (t, t) is no pair: take it off where t is on both sides and satisfies everything
+    n = deg_l.shape[0]
+    on_right = np.zeros(0 if shared else n, np.bool_)
+    for i in range(0 if shared else nr):
+        on_right[rt[i]] = True
+    for i in range(nl):
+        t = lt[i]
+        if not shared and not on_right[t]:
+            continue
+        ok = True
+        for j in range(k):
+            a = codes[ea[j], t]
+            if a < 0 or a != codes[eb[j], t]:
+                ok = False
+                break
+        if not ok:
+            continue
+        a = codes[ra, t]
+        b = codes[rb, t]
+        if a < 0 or b < 0 or (a != b) != ne:
+            continue
+        deg_l[t] -= 1
+        deg_r[t] -= 1
+        total -= 1
+    return total
