@@ -24,40 +24,24 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 @njit(cache=True, nogil=True)
 def _level(ids_l, ids_r, cl, cr, nid, dom):
     """Ids of ``(id, code)`` per row of both sides, dense from 0 in the order
-    first seen (-1 where either is NULL); returns how many ids there are."""
+    first seen (-1 where either is NULL); returns how many ids there are.  The
+    pairs are looked up in a direct table over ``nid x dom`` while that stays
+    within a few times the rows, else in an open-addressing table."""
     nl = ids_l.shape[0]
     nr = ids_r.shape[0]
     span = nid * dom
-    limit = max(4 * (nl + nr), 1 << 16)
-    nxt = 0
-    if span <= limit:  # a direct table over (id, code)
-        table = np.full(max(span, 1), -1, np.int64)
-        for side in range(2):
-            ids = ids_l if side == 0 else ids_r
-            cs = cl if side == 0 else cr
-            for i in range(ids.shape[0]):
-                a = ids[i]
-                c = cs[i]
-                if a < 0 or c < 0:
-                    ids[i] = -1
-                    continue
-                k = a * dom + c
-                v = table[k]
-                if v < 0:
-                    v = nxt
-                    table[k] = v
-                    nxt += 1
-                ids[i] = v
-        return nxt
+    direct = span <= max(4 * (nl + nr), 1 << 16)
     cap = 1
     bits = 0
-    while cap < 2 * (nl + nr):
+    while not direct and cap < 2 * (nl + nr):
         cap <<= 1
         bits += 1
-    shift = np.uint64(64 - max(bits, 1))
-    mask = cap - 1
+    table = np.full(max(span, 1) if direct else 1, -1, np.int64)
     keys = np.full(cap, -1, np.int64)
     vals = np.empty(cap, np.int64)
+    shift = np.uint64(64 - max(bits, 1))
+    mask = cap - 1
+    nxt = 0
     for side in range(2):
         ids = ids_l if side == 0 else ids_r
         cs = cl if side == 0 else cr
@@ -68,19 +52,22 @@ def _level(ids_l, ids_r, cl, cr, nid, dom):
                 ids[i] = -1
                 continue
             k = a * dom + c
-            s = np.int64((np.uint64(k) * _GOLDEN) >> shift) & mask
-            while True:
-                kk = keys[s]
-                if kk == k:
-                    ids[i] = vals[s]
-                    break
-                if kk < 0:
-                    keys[s] = k
-                    vals[s] = nxt
-                    ids[i] = nxt
+            if direct:
+                v = table[k]
+                if v < 0:
+                    v = nxt
+                    table[k] = v
                     nxt += 1
-                    break
+                ids[i] = v
+                continue
+            s = np.int64((np.uint64(k) * _GOLDEN) >> shift) & mask
+            while keys[s] >= 0 and keys[s] != k:
                 s = (s + 1) & mask
+            if keys[s] < 0:
+                keys[s] = k
+                vals[s] = nxt
+                nxt += 1
+            ids[i] = vals[s]
     return nxt
 
 
