@@ -613,6 +613,47 @@ def current_records(jsonl: Path, code: str | None = None) -> list[dict]:
     return list(latest.values())
 
 
+def machine_of(rec: dict) -> tuple:
+    """What tells machines apart in a record: CPU model, cores, memory."""
+    m = rec["machine"]
+    return (m.get("cpu_model"), m.get("nproc"), m.get("mem_total_gib"))
+
+
+def machine_letters(cells: list[dict]) -> dict[tuple, str]:
+    """``A``, ``B``, ... per machine, in the order of their first run."""
+    out: dict[tuple, str] = {}
+    for r in sorted(cells, key=lambda r: r["machine"]["date"]):
+        out.setdefault(machine_of(r), chr(ord("A") + len(out)))
+    return out
+
+
+def machine_lines(cells: list[dict]) -> list[str]:
+    """The report's machine lines: one per machine the cells ran on, with its dates
+    and sizes (a cell's systems always ran together on one machine, so its ratios
+    compare like with like; cells on different machines do not compare)."""
+    lines = []
+    for mach, letter in machine_letters(cells).items():
+        mine = [r for r in cells if machine_of(r) == mach]
+        m = max(mine, key=lambda r: r["machine"]["date"])["machine"]
+        dates = sorted({r["machine"]["date"][:10] for r in mine})
+        sizes = sorted({r["rows"] for r in mine if r["workload"] != "real"})
+        where = ", ".join(fmt_rows(n) for n in sizes) + (
+            " + real data" if any(r["workload"] == "real" for r in mine) else ""
+        )
+        lines.append(
+            f"* machine {letter}: {m['cpu_model']}, nproc {m['nproc']}, {m['mem_total_gib']} "
+            f"GiB; Python {m['python']}; "
+            + ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v)
+            + f"; {len(mine)} cells ({where}), {' to '.join(dict.fromkeys([dates[0], dates[-1]]))}"
+        )
+    if len(lines) > 1:
+        lines.append(
+            "* the cells ran on different machines (column `machine`): each cell's systems ran "
+            "together on one, so ratios within a cell compare; times across machines do not"
+        )
+    return lines
+
+
 def _cell(rec: dict | None, timeout: float) -> str:
     if rec is None:
         return "-"
@@ -665,8 +706,7 @@ def write_report(jsonl: Path, date: str | None = None) -> tuple[Path, Path] | No
         "cell's runs name the last commit that changed the measured code; a cell is re-run "
         f"only when what it measures changed since); runs from {first['machine']['date']} to "
         f"{m['date']}",
-        f"* machine: {m['cpu_model']}, nproc {m['nproc']}, {m['mem_total_gib']} GiB; "
-        f"Python {m['python']}; " + ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v),
+        *machine_lines(cells),
         f"* per cell: median of {params['repeat']} runs, each its own process; timeout "
         f"{timeout:g} s; a run longer than {params['once_over']:g} s is not repeated; "
         f"projection of timeouts {'on' if params['project'] else 'off'}",
@@ -683,6 +723,7 @@ def write_report(jsonl: Path, date: str | None = None) -> tuple[Path, Path] | No
         "## Every cell",
         "",
     ]
+    letters = machine_letters(cells)
     rows_md = []
     for r in cells:
         f = facet_of.get((r["dc"], r["rows"]))
@@ -697,14 +738,15 @@ def write_report(jsonl: Path, date: str | None = None) -> tuple[Path, Path] | No
             if r["status"] == "partial":
                 count += " (partial)"
         rows_md.append([
-            _dc_label(r), f"{r['rows']:,}", r["system"], _cell(r, timeout),
+            _dc_label(r), f"{r['rows']:,}", letters[machine_of(r)], r["system"],
+            _cell(r, timeout),
             common.fmt_seconds(r["wall"]) if r["status"] == "ok" else "-",
             f"{r['rss'] / 2**20:.0f}" if r.get("rss") else "-", count, ratio,
             r["check"],
         ])  # fmt: skip
     lines.append(common.markdown_table(
-        ["DC", "rows", "system", "median s", "wall s", "peak MiB", "count", "ratio to facet",
-         "counts agree"], rows_md))  # fmt: skip
+        ["DC", "rows", "machine", "system", "median s", "wall s", "peak MiB", "count",
+         "ratio to facet", "counts agree"], rows_md))  # fmt: skip
     # item 4: facet vs DuckDB on every generated DC and size
     lines += ["", "## facet vs DuckDB's query time", ""]
     lines.append(

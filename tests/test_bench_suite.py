@@ -182,7 +182,7 @@ def test_timeouts_projection_and_once_over(tmp_path, monkeypatch):
     monkeypatch.setattr(suite, "still_measures", lambda code, system: code == ctx.code)
     md, png = suite.write_report(ctx.args.jsonl, "test")
     text = md.read_text()
-    assert "| phi | 100 | slow | projected (20.0 s at 10" in text
+    assert "| phi | 100 | A | slow | projected (20.0 s at 10" in text
     assert "timeout (> 100 s)" in text and png.stat().st_size > 10_000
 
 
@@ -266,3 +266,21 @@ def test_a_resumed_run_looks_back_on_cells_not_breakdowns(tmp_path, monkeypatch)
     recs = {(r["system"], r["rows"]): r for r in history}
     assert recs[("slow", 100)]["status"] == "projected" and ("slow", 100) not in calls
     assert recs[("facet", 100)]["status"] == "ok"
+
+
+def test_the_report_names_the_machine_of_every_cell(tmp_path, monkeypatch):
+    """Cells measured on different machines (a resumed run on another host) are
+    told apart: one header line per machine, a machine column per cell."""
+    script = {("facet", 10): ("ok", 0.1, 1.0), ("facet", 100): ("ok", 1.0, 2.0)}
+    ctx = _ctx(tmp_path, ["facet"])
+    _fake_runs(monkeypatch, script)
+    suite.run_cell(ctx, "w", "phi", 10, Path("10.parquet"), ["dc"], None, {}, [])
+    ctx.machine = {**ctx.machine, "cpu_model": "Other CPU", "date": "2099-01-01T00:00:00+00:00"}
+    suite.run_cell(ctx, "w", "phi", 100, Path("100.parquet"), ["dc"], None, {}, [])
+    monkeypatch.setattr(suite, "RESULTS", tmp_path)
+    monkeypatch.setattr(suite, "still_measures", lambda code, system: code == ctx.code)
+    md, _ = suite.write_report(ctx.args.jsonl, "test")
+    text = md.read_text()
+    assert "* machine A: " in text and "* machine B: Other CPU" in text
+    assert "| phi | 10 | A | facet |" in text and "| phi | 100 | B | facet |" in text
+    assert "times across machines do not" in text
