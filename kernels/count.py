@@ -159,6 +159,46 @@ def _count_two(q1, q2, p1, p2, op1, op2, dom1, dom2, out_q, out_p, tune):
 
 
 @njit(cache=True, nogil=True)
+def _nested_order(L, ml, R, mr, codes, pa, pb, po, sign, deg_l, deg_r, qa, qb, cr):
+    """A small group pair by pair under one or two order predicates, on codes
+    gathered first: ``x op y`` becomes ``x' <= y'`` with ``x' = ±x + strict``
+    and ``y' = ±y`` (negated for ``>`` / ``>=``), so the inner loop is one or two
+    integer comparisons over contiguous arrays.  ``(t, t)`` is skipped."""
+    k = pa.shape[0]
+    for i in range(k):
+        neg = po[i] >= 4  # > and >=
+        strict = 1 if po[i] == 2 or po[i] == 4 else 0  # < and >
+        for a in range(ml):
+            v = np.int64(codes[pa[i], L[a]])
+            qa[i, a] = (-v if neg else v) + strict
+        for b in range(mr):
+            v = np.int64(codes[pb[i], R[b]])
+            qb[i, b] = -v if neg else v
+    for b in range(mr):
+        cr[b] = 0
+    for a in range(ml):
+        t = L[a]
+        c = 0
+        x1 = qa[0, a]
+        if k == 1:
+            for b in range(mr):
+                if x1 <= qb[0, b] and R[b] != t:
+                    c += 1
+                    cr[b] += 1
+        else:
+            x2 = qa[1, a]
+            for b in range(mr):
+                if x1 <= qb[0, b] and x2 <= qb[1, b] and R[b] != t:
+                    c += 1
+                    cr[b] += 1
+        if c:
+            deg_l[t] += sign * c
+    for b in range(mr):
+        if cr[b]:
+            deg_r[R[b]] += sign * cr[b]
+
+
+@njit(cache=True, nogil=True)
 def count_groups(
     buf,
     desc,
@@ -216,6 +256,11 @@ def count_groups(
         max_r = max(max_r, side_size(desc, g, 4))
     L = np.empty(max_l, np.int32)
     R = np.empty(max_r, np.int32)
+    # order predicates pair by pair run on gathered codes (_nested_order)
+    ordered = fast and k >= 1
+    xs = np.empty((k, max_l if ordered else 0), np.int64)
+    ys = np.empty((k, max_r if ordered else 0), np.int64)
+    cnt_r = np.empty(max_r if ordered else 0, np.int64)
     for g in range(desc.shape[0]):
         ml = gather(buf, desc, g, 0, codes, nl, L)
         if ml == 0:
@@ -224,6 +269,9 @@ def count_groups(
         if mr == 0:
             continue
         if ml * mr <= nested and ml * mr <= factor * (ml + mr):
+            if ordered:
+                _nested_order(L, ml, R, mr, codes, pa, pb, po, sign, deg_l, deg_r, xs, ys, cnt_r)
+                continue
             for a in range(ml):
                 t = L[a]
                 for b in range(mr):
