@@ -125,8 +125,8 @@ class Config:
     #: pass over composite codes (:mod:`facet.kernels.composite`) instead of refining
     #: groups (False: always refine; the answer is the same)
     fuse_keyed: bool = True
-    #: ... one equality before a final non-equality runs fused up to this many tids
-    #: on both sides together (above, on several threads, refining wins)
+    #: ... up to this many tids on both sides together (above, on several threads,
+    #: only when the first equality is cross-column: refining wins otherwise)
     fuse_keyed_tids: int = 1 << 20
     #: a small group goes pair by pair when |L||R| <= this x (|L| + |R|) (the cost of
     #: a closed form per tid, in pair checks)

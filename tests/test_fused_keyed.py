@@ -89,6 +89,15 @@ def test_the_fused_shapes_run_fused_and_explain_says_so():
     for text, fused in shapes.items():
         s = open_session(t, dcs=[text]).session
         assert fuses(s.engine.ctx, s.plan(0, "count"), s.initial(0)) is fused, text
+    # past Config.fuse_keyed_tids on several threads: only a cross-column first equality
+    big = Config(fuse_keyed_tids=1, threads=2)
+    for text, fused in {
+        "not(t.a = t'.b and t.b = t'.a and t.d != t'.d)": True,
+        "not(t.a = t'.a and t.b = t'.b and t.d != t'.d)": False,
+        "not(t.a = t'.a and t.d != t'.d)": False,
+    }.items():
+        s = open_session(t, dcs=[text], config=big).session
+        assert fuses(s.engine.ctx, s.plan(0, "count"), s.initial(0)) is fused, text
     from facet.planner.explain import render_text
 
     doc = facet.explain(t, dcs=["not(t.a = t'.b and t.b = t'.a and t.d != t'.d)"], analyze=True)

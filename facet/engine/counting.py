@@ -93,14 +93,14 @@ FUSED_GROUPS = 4
 
 def fuses(ctx: Context, plan: Plan, groups: Groups) -> bool:
     """Whether :func:`count_plan` runs ``plan`` fused: a keyed sink, equality stages
-    on tid arrays, a few groups without holes, and a shape where one pass wins
-    (measured on 2 cores, bench/README.md "Fused keyed counts"): two equalities
-    or more (φ8 route distance: 100k rows 18.7 -> 6.6 ms, 1M 287 -> 78 ms); one
-    before a final non-equality while the sides hold at most
-    ``Config.fuse_keyed_tids`` tids or one thread runs (φ5 zip -> city: 100k
-    6.9 -> 1.9 ms; at 1M the refinement's parallel counting sort wins, 24 vs
-    32 ms); never one equality before a final equality (φ4: refined 2.8 ms,
-    fused 3.7)."""
+    on tid arrays, a few groups without holes, and a shape and size where one pass
+    wins (bench/results/fused_keyed.md, 2 cores): two equalities or a final
+    non-equality, on one thread or up to ``Config.fuse_keyed_tids`` tids (100k
+    rows: φ5 zip -> city 5.4 -> 2.8 ms, φ6 3.7 -> 2.7, φ8 18.5 -> 5.3); above that
+    only when the first equality is cross-column, which has no parallel counting
+    sort to refine it (1M: φ8 197 -> 79 ms; φ5 and φ6 refine faster, 22 vs 42
+    and 35 vs 51 ms).  One equality before a final equality (φ4, φ10) refines as
+    fast as it fuses."""
     if not ctx.config.fuse_keyed or plan.sink is None or plan.sink.kind != KEYED:
         return False
     if not 0 < len(groups) <= FUSED_GROUPS:
@@ -110,12 +110,12 @@ def fuses(ctx: Context, plan: Plan, groups: Groups) -> bool:
     d = groups.desc
     if not (np.all(d[:, LHS] == d[:, LHE]) and np.all(d[:, RHS] == d[:, RHE])):
         return False
-    if len(plan.stages) >= 2:
-        return True
-    if plan.sink.keyed.cls != NONEQUALITY:
+    if len(plan.stages) < 2 and plan.sink.keyed.cls != NONEQUALITY:
         return False
     tids = int(groups.left_sizes().sum() + groups.right_sizes().sum())
-    return ctx.threads == 1 or tids <= ctx.config.fuse_keyed_tids
+    if ctx.threads == 1 or tids <= ctx.config.fuse_keyed_tids:
+        return True
+    return bool(plan.stages) and plan.stages[0].pred.a != plan.stages[0].pred.b
 
 
 def count_fused(ctx: Context, plan: Plan, groups: Groups) -> Degrees:
