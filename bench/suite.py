@@ -857,8 +857,8 @@ def chart(cells: list[dict], png: Path, timeout: float) -> None:
                     ax.text(x, timeout * 1.1, "T" if r["status"] != "oom" else "M",
                             ha="center", fontsize=7)  # fmt: skip
                 else:
-                    ax.text(x, 1.2 * min(1e-3, fastest / 3), "U" if "unsupported" in r["status"] else "E",
-                            ha="center", fontsize=7)  # fmt: skip
+                    mark = {"unsupported": "U", "partial": "P"}.get(r["status"], "E")
+                    ax.text(x, 1.2 * min(1e-3, fastest / 3), mark, ha="center", fontsize=7)
         ax.set_yscale("log")
         ax.set_ylim(min(1e-3, fastest / 3), timeout * 3)
         ax.set_xticks(range(len(dcs)))
@@ -872,7 +872,8 @@ def chart(cells: list[dict], png: Path, timeout: float) -> None:
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[s]) for s in systems]
     fig.legend(handles, systems, loc="upper center", ncol=len(systems), frameon=False)
     fig.text(0.01, 0.005, f"hatched T: timeout (> {timeout:g} s), projected or skipped after "
-             "one; M: out of memory; U: the system cannot express the DC; E: error",
+             "one; M: out of memory; U: the system cannot express the DC; P: it cannot "
+             "express some DCs of the file (no total time); E: error",
              fontsize=8)  # fmt: skip
     fig.tight_layout(rect=(0, 0.02, 1, 0.96))
     fig.savefig(png, dpi=110)
