@@ -473,8 +473,12 @@ def run_detection(
             with monitor.alarm():
                 result = _detect(run, monitor, opener(monitor), output, out_path, limit, mode)
                 monitor.check()  # the deadline covers everything but the final rename
-        except SystemError as err:  # the alarm went off as a kernel returned
-            exceeded = deadline_in(err)
+        except DeadlineExceeded:
+            raise
+        except Exception as err:  # noqa: BLE001 - the alarm went off as a kernel returned
+            # (a SystemError whose context it is), or inside C code that replaced it
+            # with an error of its own: the alarm recorded that it fired
+            exceeded = deadline_in(err) or monitor.fired
             if exceeded is None:
                 raise
             raise DeadlineExceeded(exceeded.seconds, exceeded.where) from err

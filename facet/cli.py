@@ -641,8 +641,21 @@ class Terminated(KeyboardInterrupt):
     (no half-written output is left) as on Ctrl-C."""
 
 
+#: the interruption a signal handler of :func:`main` raised, kept in case C code
+#: that was running replaces it with an error of its own (CPython's import
+#: machinery can turn a pending exception into "TypeError: expected a message
+#: argument"), so that it still exits 143 / 130 and not as an internal error
+_signalled: list[KeyboardInterrupt] = []
+
+
 def _on_sigterm(signum, frame) -> None:
-    raise Terminated()
+    _signalled.append(Terminated())
+    raise _signalled[-1]
+
+
+def _on_sigint(signum, frame) -> None:
+    _signalled.append(KeyboardInterrupt())
+    raise _signalled[-1]
 
 
 def _interruption(err: BaseException) -> KeyboardInterrupt | DeadlineExceeded | None:
@@ -658,7 +671,7 @@ def _interruption(err: BaseException) -> KeyboardInterrupt | DeadlineExceeded | 
             return e
         e = e.__cause__ or e.__context__
         seen += 1
-    return None
+    return _signalled[-1] if _signalled else None
 
 
 def _timed_out(err: DeadlineExceeded) -> int:
@@ -670,10 +683,23 @@ def _timed_out(err: DeadlineExceeded) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``facet`` command line; returns its exit code (README, "Exit codes, errors, limits and progress")."""
+    _signalled.clear()
+    if threading.current_thread() is not threading.main_thread():
+        return _main(argv)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        return _main(argv)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         parser = build_parser()
         args = parser.parse_args(argv)

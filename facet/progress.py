@@ -102,6 +102,8 @@ class Monitor:
         self.timeout = timeout
         self.started = time.monotonic()
         self.deadline = None if timeout is None else self.started + timeout
+        #: what the deadline's alarm raised, once it went off
+        self.fired: DeadlineExceeded | None = None
         self.describe = describe or (lambda i: f"DC {i}")
         self.phase: str | None = None
         self.total: int | None = None
@@ -183,7 +185,8 @@ class Monitor:
             return
 
         def on_alarm(signum: int, frame: Any) -> None:
-            raise self.exceeded()
+            self.fired = self.exceeded()
+            raise self.fired
 
         previous = signal.signal(signal.SIGALRM, on_alarm)
         try:
