@@ -546,6 +546,10 @@ def _dictionary_text_codes(
         m = len(idx)
         if m == 0:
             continue
+        if idx.null_count == m:  # every row NULL (its dictionary may be empty)
+            out[at : at + m] = NULL
+            at += m
+            continue
         i = np.asarray(idx.fill_null(0) if idx.null_count else idx)
         np.take(dict_codes, i + off if off else i, out=out[at : at + m])
         if idx.null_count:

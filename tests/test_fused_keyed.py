@@ -15,6 +15,7 @@ import facet
 from facet.language.ast import DC, Col, Predicate
 from facet.language.where import parse_where
 from facet.planner.config import Config
+from tests.arrow_strategies import typed_tables
 from tests.naive import naive_pairs
 from tests.strategies import comparable, predicates, tables
 from tests.test_where import scope_rows, scoped, where_texts
@@ -104,3 +105,40 @@ def test_the_fused_shapes_run_fused_and_explain_says_so():
     assert doc["dcs"][0]["count_sink"]["actual"]["fused_stages"] == 2
     assert "ran fused with the 2 equality stages" in render_text(doc)
     assert doc["dcs"][0]["actual"]["violations"] == 4  # row 2 (d = 6) with rows 1 and 3, both ways
+
+
+@st.composite
+def keyed_typed_dcs(draw, families: list[str]) -> DC:
+    """A fusable DC over typed columns (tests/arrow_strategies.py): 0-3 equalities
+    and a final equality or non-equality between columns of one family (numbers
+    of any width against each other, timestamps of any unit and zone, ...)."""
+
+    def pair(op: str) -> Predicate:
+        a = draw(st.integers(0, len(families) - 1))
+        same = [j for j, f in enumerate(families) if f == families[a]]
+        b = draw(st.sampled_from(same))
+        return Predicate(Col(0, f"c{a}"), op, Col(1, f"c{b}"))
+
+    preds = [pair("=") for _ in range(draw(st.integers(0, 3)))]
+    preds.append(pair(draw(st.sampled_from(["=", "!="]))))
+    return DC(tuple(preds))
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=st.data())
+def test_fused_counts_on_typed_columns_equal_naive(data):
+    """Typed Arrow inputs -- uint64 past int64 against int64, floats of every width,
+    decimals, timestamps of every unit and zone, text and binary storages, booleans,
+    null-type columns -- through the fused plans, the refined path and naive."""
+    table, families = data.draw(typed_tables())
+    dc = data.draw(keyed_typed_dcs(families))
+    pairs = naive_pairs(table, dc)
+    rows = {r for p in pairs for r in p}
+    for config in [*FUSED, REFINED]:
+        res = facet.detect(table, dcs=[dc], config=config)
+        assert res.dcs[0].violations == len(pairs), (dc.canonical(), table.schema, config)
+        assert res.dcs[0].rows_involved == len(rows), (dc.canonical(), table.schema, config)

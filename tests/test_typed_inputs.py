@@ -404,3 +404,16 @@ def test_parquet_dictionary_pages_read_as_codes(tmp_path):
         count, out, err = cli_count(path, "--dc", text)
         assert out is not None, err
         assert out["dcs"][0]["violations"] == len(naive_pairs(small, parse_dc(text))), text
+
+
+def test_a_dictionary_column_whose_chunk_is_all_null_with_an_empty_dictionary():
+    """A chunk of NULL indices over an empty dictionary (what a column of only NULLs
+    looks like dictionary-encoded) next to a chunk with values: NULLs, no crash."""
+    empty = pa.DictionaryArray.from_arrays(
+        pa.array([None, None], pa.int32()), pa.array([], pa.string())
+    )
+    full = pa.array(["a", None, "a", "b"]).dictionary_encode()
+    for column in (pa.chunked_array([empty]), pa.chunked_array([empty, full])):
+        table = pa.table({"c": column.cast(full.type)})
+        for text in ("not(t.c = t'.c)", "not(t.c != t'.c)", "not(t.c = 'a')"):
+            check(table, text)
