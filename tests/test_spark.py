@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.csv
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import facet
@@ -33,8 +33,10 @@ from facet.column_types import analyze
 from facet.engine.spark.table import spark_table
 from facet.loading import load
 from facet.planner.config import Config
+from tests.arrow_strategies import typed_dcs, typed_tables
 from tests.naive import naive_pairs
 from tests.strategies import dcs, tables
+from tests.test_properties import facet_pairs
 
 ROOT = Path(__file__).resolve().parent.parent
 TAX = ROOT / "data" / "tax" / "tax_dirty_0010k.csv"
@@ -588,3 +590,132 @@ def test_a_task_that_fails_once_is_retried_and_the_count_stays_exact(tmp_path):
     proc = _run_python(FAIL_ONCE, str(tmp_path / "failed"), str(TAX))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == [True, True, True]
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.data_too_large,
+    ],
+)
+@given(data=st.data())
+def test_random_typed_tables_give_the_local_answer_or_one_clear_refusal(spark, data):
+    """Typed Arrow input of every width, unit, zone and decimal (tests/arrow_strategies.py:
+    uint64 past int64, decimal256, nanosecond and zoned timestamps, float16/32, text
+    and binary storages, null-type columns) on the Spark engine: exactly the local
+    engine's violations, pairs and rows involved -- or a FacetInputError of one line
+    naming the column and what to do, never another error."""
+    table, families = data.draw(typed_tables())
+    dc = data.draw(typed_dcs(families))
+    note(f"schema: {table.schema}")
+    note(f"DC: {dc.canonical()}")
+    local = facet.detect(table, dcs=[dc], output="pairs")
+    config = Config(spark_split_rows=data.draw(st.integers(1, 8)))
+    try:
+        res = facet.detect(table, dcs=[dc], engine="spark", output="pairs", config=config)
+    except facet.FacetInputError as err:
+        text = str(err)
+        assert "\n" not in text and any(c in text for c in table.column_names), text
+        return
+    assert res.dcs[0].violations == local.dcs[0].violations
+    assert res.dcs[0].rows_involved == local.dcs[0].rows_involved
+    assert facet_pairs(res, dc.arity) == facet_pairs(local, dc.arity)
+
+
+def _typed_corner_table() -> pa.Table:
+    """Columns whose types Spark lacks, with values that tell an inexact carrier apart:
+    ties only at full precision, neighbours of 2^53 and of int64's end."""
+    big = [2**63 - 2, 2**63 - 1, 2**53, 2**53 + 1, 0, None, 2**63 - 1, 2**53 + 1]
+    ns = [1_000, 2_000, 1_000, 3_000, None, 2_000, 5_000, 1_000]
+    return pa.table({
+        "u8": pa.array([1, 255, 3, 255, 0, None, 3, 1], pa.uint8()),
+        "u64": pa.array(big, pa.uint64()),
+        "i64": pa.array(big, pa.int64()),
+        "f16": pa.array(np.array([0.5, 1.5, 0.5, 2.0, 1.5, 0.5, 2.0, 1.0], np.float16)),
+        "d256": pa.array([Decimal(v) / 100 if v is not None else None for v in big],
+                         pa.decimal256(40, 2)),
+        "ts_ns": pa.array(ns, pa.timestamp("ns", tz="+05:30")),
+        "ts_s": pa.array([1, 2, 1, 3, None, 2, 5, 1], pa.timestamp("s", tz="UTC")),
+        "d64": pa.array([86_400_000 * k for k in (1, 2, 1, 3, 4, 2, 5, 1)], pa.date64()),
+        "ls": pa.array(["a", "b", "a", "", None, "b", "é", "a"], pa.large_string()),
+        "fb": pa.array([b"ab", b"cd", b"ab", b"ef", None, b"cd", b"gh", b"ab"], pa.binary(2)),
+        "dict": pa.array(["x", "y", "x", "z", None, "y", "z", "x"]).dictionary_encode(),
+    })  # fmt: skip
+
+
+_TYPED_CORNER_DCS = [
+    "not(t.u8 = t'.u8 and t.u64 < t'.u64)",
+    "not(t.u64 = t'.i64 and t.f16 != t'.f16)",
+    "not(t.d256 < t'.d256 and t.u8 > t'.u8)",
+    "not(t.d256 = t'.d256 and t.ls != t'.ls)",
+    "not(t.ts_ns < t'.ts_s and t.fb = t'.fb)",
+    "not(t.d64 <= t'.d64 and t.dict = t'.dict and t.u8 != t'.u8)",
+    "not(t.ts_ns > '1970-01-01T05:30:00.000002+05:30')",
+]
+
+
+def _same_as_local(data, text: str) -> None:
+    """One DC on Spark: the local engine's count, rows involved and pairs."""
+    local = facet.detect(data, dcs=[text], output="pairs")
+    got = facet.detect(data, dcs=[text], engine="spark", output="pairs")
+    assert got.dcs[0].violations == local.dcs[0].violations, text
+    assert got.dcs[0].rows_involved == local.dcs[0].rows_involved, text
+    assert _pairs(got.pairs(), 0) == _pairs(local.pairs(), 0), text
+
+
+def test_typed_columns_spark_lacks_are_carried_exactly_or_refused(spark, tmp_path):
+    """uint8-uint64, float16, decimal256, ns and second timestamps with zones, date64,
+    large strings, fixed-size binary and dictionaries: the local answer on Spark, in
+    memory; values no Spark type holds exactly (uint64 past int64, sub-microsecond
+    times) are refused in one line naming the column."""
+    table = _typed_corner_table()
+    for text in _TYPED_CORNER_DCS:
+        _same_as_local(table, text)
+    # an unused column of a type Spark lacks does not matter
+    wide = table.append_column("huge", pa.array([2**64 - 1] * 8, pa.uint64()))
+    assert facet.detect(wide, dcs=[_TYPED_CORNER_DCS[0]], engine="spark").dcs[0].violations == (
+        facet.detect(table, dcs=[_TYPED_CORNER_DCS[0]]).dcs[0].violations
+    )
+    with pytest.raises(facet.FacetInputError, match=r"column 'huge' is uint64 .* local engine"):
+        facet.detect(wide, dcs=["not(t.huge = t'.huge)"], engine="spark")
+    clock = table.append_column("tm", pa.array(range(8), pa.time64("us")))
+    with pytest.raises(facet.FacetInputError, match=r"column 'tm' is time64\[us\] .* local engine"):
+        facet.detect(clock, dcs=["not(t.tm = t'.tm)"], engine="spark")
+    fine = table.set_column(5, "ts_ns", pa.array([1] + [None] * 7, pa.timestamp("ns")))
+    with pytest.raises(facet.FacetInputError, match=r"column 'ts_ns' .* exactly"):
+        facet.detect(fine, dcs=["not(t.ts_ns = t'.ts_ns)"], engine="spark")
+
+
+def test_parquet_columns_spark_reads_exactly_or_refuses_in_one_line(spark, tmp_path):
+    """A Parquet path is read by Spark's executors: of the used columns only (an
+    unused float16 column is no obstacle), uint64 past int64 included (Spark's
+    decimal(20, 0)), each giving the local answer; float16, nanosecond times and
+    decimal256 are refused naming the column, by the API and by the CLI (exit 2)."""
+    table = _typed_corner_table().append_column(
+        "huge", pa.array([2**64 - 1, 2**63, 2**64 - 1, 1, None, 2**63, 0, 1], pa.uint64())
+    )
+    path = tmp_path / "typed.parquet"
+    pq.write_table(table, path)
+    ok = [
+        "not(t.u8 = t'.u8 and t.u64 < t'.u64)",
+        "not(t.huge = t'.huge and t.u8 != t'.u8)",
+        "not(t.huge < t'.i64 and t.ls = t'.ls)",
+        "not(t.d64 <= t'.d64 and t.dict = t'.dict and t.u8 != t'.u8)",
+        "not(t.ts_s > '1970-01-01T00:00:02Z' and t.fb = t'.fb)",
+    ]
+    for text in ok:
+        _same_as_local(path, text)
+    for col, why in [("f16", "float32"), ("ts_ns", "microseconds"), ("d256", "Spark reads")]:
+        with pytest.raises(facet.FacetInputError, match=rf"column '{col}' .*{why}"):
+            facet.detect(path, dcs=[f"not(t.{col} = t'.{col})"], engine="spark")
+    p = subprocess.run(
+        [sys.executable, "-m", "facet", "detect", str(path), "--dc", "not(t.f16 < t'.f16)",
+         "--engine", "spark", "--master", "local[1]"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip().splitlines()[-1].startswith(f"facet: error: {path}: column 'f16'")
+    assert "Traceback" not in p.stderr

@@ -21,6 +21,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from facet.column_types import ColumnUse
 from facet.encoding import text_kinds, unparsed_warning
 from facet.engine.spark.tasks import INTERNAL, TEXT_FACTS_SCHEMA, TID, ddl, text_facts_job
@@ -48,12 +51,15 @@ def quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def read_frame(spark: Any, data: Any) -> tuple[Any, str, bool]:
-    """``(DataFrame, name, text?)`` for a path or an in-memory table."""
+def read_frame(
+    spark: Any, data: Any, columns: list[str] | None = None
+) -> tuple[Any, str, bool, list[str]]:
+    """``(DataFrame, name, text?, every column)`` for a path or an in-memory
+    table; of an in-memory table only ``columns`` (those there) go to Spark."""
     from facet.engine.spark import is_spark_frame
 
     if is_spark_frame(data):
-        return data, source_name(data), False
+        return data, source_name(data), False, list(data.columns)
     if isinstance(data, str | os.PathLike):
         path = os.fspath(data)
         if not os.path.exists(path) and "://" not in path:
@@ -71,11 +77,91 @@ def read_frame(spark: Any, data: Any) -> tuple[Any, str, bool]:
                 .option("sep", "\t" if path.endswith((".tsv", ".tab")) else ",")
                 .csv(path)
             )
-            return frame, path, True
+            return frame, path, True, list(frame.columns)
         if kind == "parquet":
-            return spark.read.parquet(path), path, False
+            return _parquet_frame(spark, path, columns)
     source = load(data)
-    return _from_source(spark, source), source.name, source.text
+    if columns is not None:
+        keep = [c for c in dict.fromkeys(columns) if c in source.all_columns]
+        if len(set(keep)) == len(keep) and all(source.all_columns.count(c) == 1 for c in keep):
+            source = Source(source.table.select(keep), source.name, source.text,
+                            source.all_columns, source.num_rows)  # fmt: skip
+    return _from_source(spark, source), source.name, source.text, list(source.all_columns)
+
+
+def _parquet_frame(
+    spark: Any, path: str, columns: list[str] | None
+) -> tuple[Any, str, bool, list[str]]:
+    """A Parquet file or folder read by Spark's executors, only ``columns`` (its
+    schema read here from the footers, so a column Spark cannot read and no DC
+    uses is no obstacle), each in the Spark type that holds its values exactly;
+    a used column no Spark type reads exactly is refused naming it."""
+    import pyarrow.dataset as ds
+
+    try:
+        arrow_schema = ds.dataset(path, format="parquet").schema
+    except (OSError, pa.ArrowInvalid) as err:
+        raise DataError(
+            f"{path}: not a readable Parquet file ({str(err).splitlines()[0]})"
+        ) from None
+    names = list(arrow_schema.names)
+    if columns is None:
+        frame = spark.read.parquet(path)
+        return frame, path, False, names
+    from pyspark.sql import types as T  # noqa: N812 - Spark's convention
+
+    fields = []
+    for c in dict.fromkeys(columns):
+        if c in names and names.count(c) == 1:
+            typ = arrow_schema.field(c).type
+            fields.append(T.StructField(c, _spark_parquet_type(typ, c, path), True))
+    frame = spark.read.schema(T.StructType(fields)).parquet(path)
+    return frame, path, False, names
+
+
+def _spark_parquet_type(typ: pa.DataType, col: str, path: str) -> Any:
+    """The Spark type Spark's Parquet reader gives a column that Arrow reads as
+    ``typ`` (unsigned ints one width up, uint64 as decimal(20, 0), timestamps
+    with a zone as instants, without as local date-times), or a refusal."""
+    from pyspark.sql import types as T  # noqa: N812 - Spark's convention
+
+    if pa.types.is_dictionary(typ):
+        typ = typ.value_type
+    simple = {
+        pa.int8(): T.ByteType(), pa.int16(): T.ShortType(), pa.int32(): T.IntegerType(),
+        pa.int64(): T.LongType(), pa.uint8(): T.ShortType(), pa.uint16(): T.IntegerType(),
+        pa.uint32(): T.LongType(), pa.uint64(): T.DecimalType(20, 0),
+        pa.float32(): T.FloatType(), pa.float64(): T.DoubleType(), pa.bool_(): T.BooleanType(),
+        pa.date32(): T.DateType(), pa.date64(): T.DateType(),
+    }  # fmt: skip
+    if typ in simple:
+        return simple[typ]
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_string_view(typ):
+        return T.StringType()
+    if (
+        pa.types.is_binary(typ)
+        or pa.types.is_large_binary(typ)
+        or pa.types.is_binary_view(typ)
+        or pa.types.is_fixed_size_binary(typ)
+    ):
+        return T.BinaryType()
+    if pa.types.is_decimal(typ) and typ.precision <= 38:
+        return T.DecimalType(typ.precision, typ.scale)
+    if pa.types.is_timestamp(typ) and typ.unit != "ns":
+        return T.TimestampType() if typ.tz is not None else T.TimestampNTZType()
+    if pa.types.is_null(typ):
+        raise FacetInputError(
+            f"{path}: column '{col}' has no type in the Parquet file (only NULLs, Arrow null), "
+            "which Spark cannot read; give it a type, or run on the local engine"
+        )
+    advice = {
+        "halffloat": "cast it to float32 in the file",
+        "timestamp": "write it in microseconds (e.g. coerce_timestamps='us')",
+    }.get(str(typ).split("[")[0], "cast it to a type Spark reads")
+    raise FacetInputError(
+        f"{path}: column '{col}' is {typ} in the Parquet file, which Spark cannot read "
+        f"exactly; {advice}, or run on the local engine"
+    )
 
 
 def _path_kind(path: str) -> str:
@@ -89,7 +175,83 @@ def _path_kind(path: str) -> str:
 
 def _from_source(spark: Any, source: Source) -> Any:
     """A table facet loaded, as a Spark DataFrame (text stays text)."""
-    return spark.createDataFrame(source.table)
+    from pyspark.errors import PySparkException
+
+    table = spark_types(source.table, source.name)
+    try:
+        return spark.createDataFrame(table)
+    except (TypeError, ValueError, PySparkException) as err:
+        raise FacetInputError(
+            f"{source.name}: Spark cannot take this table's types ({str(err).splitlines()[0]}); "
+            "run it on the local engine, or cast the columns the DCs use"
+        ) from None
+
+
+def spark_types(table: pa.Table, name: str) -> pa.Table:
+    """``table`` in Arrow types Spark holds, every value kept exactly (the tasks
+    compare values, so a wider carrier type changes no answer): unsigned ints
+    widen to the next signed width (uint64 to int64 while its values fit),
+    float16 to float32, decimal256 to decimal128 while the precision allows,
+    timestamps to microseconds (Spark's unit) while no value is finer, date64 to
+    date32, every string and binary storage to Spark's one, extension types to
+    their storage, dictionaries decoded.  A column that cannot be carried
+    exactly is refused naming it and what to do."""
+    columns = []
+    for field, column in zip(table.schema, table.columns, strict=True):
+        columns.append(_spark_column(column, field.name, name))
+    return pa.table(columns, names=table.column_names)
+
+
+def _spark_column(column: pa.ChunkedArray, col: str, name: str) -> pa.ChunkedArray:
+    typ = column.type
+    if isinstance(typ, pa.BaseExtensionType):
+        column = pa.chunked_array([c.storage for c in column.chunks], typ.storage_type)
+        typ = typ.storage_type
+    if pa.types.is_dictionary(typ):
+        column = column.cast(typ.value_type)
+        typ = typ.value_type
+    target = None
+    if pa.types.is_time(typ):
+        raise FacetInputError(
+            f"{name}: column '{col}' is {typ} (a time of day), which Spark has no type for; "
+            "run it on the local engine, or cast it to int64 (e.g. microseconds since midnight)"
+        )
+    if pa.types.is_unsigned_integer(typ):
+        target = {8: pa.int16(), 16: pa.int32(), 32: pa.int64(), 64: pa.int64()}[typ.bit_width]
+        if typ.bit_width == 64:
+            top = pc.max(column).as_py()
+            if top is not None and top >= 2**63:
+                raise FacetInputError(
+                    f"{name}: column '{col}' is uint64 with values past 2^63 - 1 (e.g. {top}), "
+                    "which Spark has no exact type for; run it on the local engine, or cast "
+                    "it to decimal128(20, 0)"
+                )
+    elif pa.types.is_float16(typ):
+        target = pa.float32()
+    elif pa.types.is_decimal(typ) and typ.precision > 38:
+        target = pa.decimal128(38, min(typ.scale, 38))
+    elif pa.types.is_timestamp(typ) and typ.unit != "us":
+        target = pa.timestamp("us", typ.tz)
+    elif pa.types.is_date64(typ):
+        target = pa.date32()
+    elif pa.types.is_large_string(typ) or pa.types.is_string_view(typ):
+        target = pa.string()
+    elif (
+        pa.types.is_large_binary(typ)
+        or pa.types.is_binary_view(typ)
+        or pa.types.is_fixed_size_binary(typ)
+    ):
+        target = pa.binary()
+    if target is None:
+        return column
+    try:
+        return column.cast(target, safe=True)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+        why = str(err).splitlines()[0]
+        raise FacetInputError(
+            f"{name}: column '{col}' ({typ}) has values Spark cannot hold exactly as {target} "
+            f"({why}); run it on the local engine, or round the column first"
+        ) from None
 
 
 def spark_table(
@@ -102,8 +264,7 @@ def spark_table(
     """Read ``data`` on Spark, number its rows and decide its typing."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
-    frame, name, text = read_frame(spark, data)
-    all_columns = list(frame.columns)
+    frame, name, text, all_columns = read_frame(spark, data, use.columns + list(schema))
     for c in all_columns:
         if c in INTERNAL:
             raise FacetInputError(f"{name}: column name '{c}' is reserved by facet; rename it")
