@@ -128,6 +128,10 @@ class Config:
     #: ... up to this many tids on both sides together (above, on several threads,
     #: only when the first equality is cross-column: refining wins otherwise)
     fuse_keyed_tids: int = 1 << 20
+    #: a scoped run cuts each initial pair's large side to the rows that can pair
+    #: with its small side (:func:`facet.engine.filters.semi_join`; False: not;
+    #: the answer is the same)
+    scope_semi_join: bool = True
     #: a small group goes pair by pair when |L||R| <= this x (|L| + |R|) (the cost of
     #: a closed form per tid, in pair checks)
     nested_cost: int = 16

@@ -18,15 +18,18 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import facet
+from facet.column_types import analyze
 from facet.errors import DCSyntaxError, FacetInputError
 from facet.language.ast import DC, NEGATE, Col, Const, Predicate
 from facet.language.where import And, Compare, IsNull, Not, Or, parse_where
+from facet.planner.config import Config
 from tests.naive import naive_cells, naive_pairs
 from tests.sql_oracle import duckdb_pairs
 from tests.strategies import comparable, dcs, tables
@@ -119,12 +122,15 @@ def where_texts(draw, kinds: list[str], depth: int = 2) -> str:
 @given(data=st.data())
 def test_scoped_runs_equal_naive_pairs_touching_the_scope(data):
     table, kinds = data.draw(tables(max_rows=25))
-    rules = [data.draw(dcs(kinds)) for _ in range(data.draw(st.integers(1, 2)))]
+    rules = [data.draw(dcs(kinds)) for _ in range(data.draw(st.integers(1, 3)))]
     text = data.draw(where_texts(kinds))
+    # the trie modes share DCs' leading equalities: scoped initial pairs are per DC
+    mode = data.draw(st.sampled_from(["sequential", "cost-trie", "freq-trie"]))
+    config = Config(scope_semi_join=data.draw(st.booleans()))  # the same answer
     n = table.num_rows
     scope = scope_rows(parse_where(text), lambda p: naive_pairs(table, DC((p,))), n)
     want = {i: scoped(naive_pairs(table, dc), scope) for i, dc in enumerate(rules)}
-    res = facet.detect(table, dcs=rules, where=text, output="pairs")
+    res = facet.detect(table, dcs=rules, where=text, output="pairs", mode=mode, config=config)
     assert res.scope_rows == len(scope), text
     for i in range(len(rules)):
         assert _pairs_of(res, i) == want[i], (text, rules[i].canonical())
@@ -143,7 +149,9 @@ def test_scoped_runs_equal_naive_pairs_touching_the_scope(data):
         got = {(t, c): v for t, c, d, v in zip(*[cells.column(k).to_pylist() for k in
                ("tid", "column", "dc", "violations")], strict=True) if d == i}  # fmt: skip
         assert got == scoped_table, (text, dc.canonical())
-    blocks = facet.detect(table, dcs=rules, where=text, output="blocks").blocks()
+    blocks = facet.detect(
+        table, dcs=rules, where=text, output="blocks", mode=mode, config=config
+    ).blocks()
     expanded = {i: set() for i in range(len(rules))}
     for dc, t1, t2 in zip(*[blocks.column(c).to_pylist() for c in ("dc", "t1", "t2")],
                           strict=True):  # fmt: skip
@@ -152,6 +160,44 @@ def test_scoped_runs_equal_naive_pairs_touching_the_scope(data):
         else:
             expanded[dc] |= {(a, b) for a in t1 for b in t2 if a != b}
     assert expanded == want
+
+
+@PROPERTY
+@given(data=st.data())
+def test_semi_join_keeps_exactly_the_rows_each_predicate_pairs_with_an_anchor(data):
+    """``filters.semi_join`` against its naive twin: a row stays iff every two-tuple
+    predicate holds between it and at least one anchor (NULL holds nothing)."""
+    from facet.encoding import encode
+    from facet.engine.filters import semi_join
+    from facet.language.normalize import normalize
+    from facet.loading import load
+
+    table, kinds = data.draw(tables(max_rows=25))
+    dc = data.draw(dcs(kinds))
+    nd = normalize(dc)
+    if not nd.preds:
+        return
+    enc = encode(load(table), analyze([dc]))
+    n = table.num_rows
+    rows = sorted(data.draw(st.sets(st.integers(0, n - 1))))
+    anchors = sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1)))
+    side = data.draw(st.integers(0, 1))
+    holds = {p: naive_pairs(table, DC((Predicate(Col(0, p.a), p.op, Col(1, p.b)),)))
+             for p in nd.preds}  # fmt: skip
+    want = [
+        r for r in rows
+        if all(any(((r, a) if side == 0 else (a, r)) in holds[p] or
+                   (r == a and _holds_on_one_row(table, p, r)) for a in anchors)
+               for p in nd.preds)
+    ]  # fmt: skip
+    got = semi_join(enc, nd.preds, np.array(rows, np.int32), side, np.array(anchors, np.int32))
+    assert got.tolist() == want, (dc.canonical(), side)
+
+
+def _holds_on_one_row(table: pa.Table, p, r: int) -> bool:
+    """``t.a op t'.b`` with t = t' = row ``r`` (naive pairs leave out (r, r))."""
+    one = table.slice(r, 1)
+    return bool(naive_pairs(one, DC((Predicate(Col(0, p.a), p.op, Col(0, p.b)),))))
 
 
 def _only_pairs(table: pa.Table, dc: DC, pairs: set) -> dict:

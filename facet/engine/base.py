@@ -73,6 +73,12 @@ class Engine(ABC):
         """Scope the run to the rows where ``scope`` (a bool per row) is true."""
         raise NotImplementedError(f"the {self.name} engine has no scoped runs")
 
+    @property
+    def scoped(self) -> bool:
+        """Whether a scope is set: initial pairs then depend on each DC's
+        predicates, not only its row filters."""
+        return False
+
     @abstractmethod
     def sides(self, groups: Any) -> Sides:
         """The shape of a DC's initial pairs: rows on each side, and whether both

@@ -80,10 +80,16 @@ class LocalEngine(Engine):
 
     # ------------------------------------------------------------------ interface
     def initial_groups(self, dc: NormalDC) -> Groups:
-        return filters.initial_groups(self.ctx.enc, dc, self.ctx.scope)
+        return filters.initial_groups(
+            self.ctx.enc, dc, self.ctx.scope, self.ctx.config.scope_semi_join
+        )
 
     def set_scope(self, scope: np.ndarray | None) -> None:
         self.ctx.scope = None if scope is None else np.asarray(scope, np.bool_)
+
+    @property
+    def scoped(self) -> bool:
+        return self.ctx.scope is not None
 
     def sides(self, groups: Groups) -> Sides:
         if len(groups) == 0:

@@ -156,13 +156,17 @@ def _count_parallel(session: Session) -> list[tuple[int, int, float]]:
 
 
 def _by_initial(session: Session, plans: dict[int, Plan]) -> dict[tuple, list[int]]:
-    """DCs with the same row filters start from the same initial pairs."""
+    """DCs with the same row filters start from the same initial pairs -- in a
+    scoped run, DCs with the same predicates too (a scoped run's initial pairs
+    are cut to the rows that can pair with the scope: ``filters.semi_join``)."""
     groups: dict[tuple, list[int]] = defaultdict(list)
+    scoped = session.engine.scoped
     for i in plans:
         nd = session.normal[i]
         key = (
             tuple(sorted(map(repr, nd.side_filters(0)))),
             tuple(sorted(map(repr, nd.side_filters(1)))),
+            tuple(sorted(map(repr, nd.preds))) if scoped else (),
         )
         groups[key].append(i)
     return groups
