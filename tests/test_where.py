@@ -330,3 +330,28 @@ def test_where_on_the_command_line(tmp_path):
     spark = subprocess.run([*exe, "detect", *base, "--engine", "spark"], capture_output=True,
                            text=True)  # fmt: skip
     assert spark.returncode == 2 and "local engine only" in spark.stderr
+
+
+def test_semi_join_keeps_a_large_side_whole_when_it_would_keep_most_of_it():
+    """Past 8 x 2048 rows a strided sample decides first: a side the semi-join would
+    keep more than ``whole_above`` of comes back whole (the same array); one it cuts
+    hard is cut exactly as without the sample."""
+    from facet.encoding import encode
+    from facet.engine.filters import semi_join
+    from facet.language.normalize import normalize
+    from facet.loading import load
+
+    n = 40_000
+    rng = np.random.default_rng(5)
+    table = pa.table({"k": rng.integers(0, 1000, n), "v": rng.integers(0, 100, n)})
+    dc = facet.language.parse_dc("not(t.k = t'.k and t.v < t'.v)")[0]
+    enc = encode(load(table), analyze([dc]))
+    preds = normalize(dc).preds
+    rows = np.arange(n, dtype=np.int32)
+    wide = rows[enc.column("k") < 900]  # anchors holding 90% of the keys
+    got = semi_join(enc, preds, rows, 1, wide, whole_above=0.5)
+    assert got is rows
+    few = rows[enc.column("k") < 10]  # 1% of the keys: cut, and exactly
+    cut = semi_join(enc, preds, rows, 1, few, whole_above=0.5)
+    assert cut.tolist() == semi_join(enc, preds, rows, 1, few).tolist()
+    assert 0 < cut.size < n // 50
