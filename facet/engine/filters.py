@@ -100,8 +100,8 @@ def semi_join(
     counting on every core)."""
     if whole_above < 1.0 and rows.size > 8 * _SAMPLE:
         # likely to keep the side whole: a strided sample says so without the full pass
-        sample = semi_join(enc, preds, rows[:: rows.size // _SAMPLE], side, anchors)
-        if sample.size > (whole_above + 0.1) * _SAMPLE:
+        sample = rows[:: rows.size // _SAMPLE]
+        if semi_join(enc, preds, sample, side, anchors).size > (whole_above + 0.1) * sample.size:
             return rows
     whole = rows.size == enc.n  # ascending and distinct: every tid, in order
     keep: np.ndarray | None = None
