@@ -146,16 +146,16 @@ class TableStatistics:
 
     def _build(self, name: str) -> ColumnStats:
         codes = self.enc.column(name)
-        valid = codes[codes >= 0]
         d = self.enc.domain[name]
-        present = (
-            np.flatnonzero(np.bincount(valid, minlength=d)) if valid.size else np.empty(0, int)
-        )
+        seen = np.zeros(d + 1, np.bool_)
+        seen[codes] = True  # NULL (-1) marks the last slot; no copy, no counts
+        present = np.flatnonzero(seen[:d])
+        nulls = int(np.count_nonzero(codes < 0)) if seen[d] else 0
         reg = hll_registers(self.code_hash(name)[present], self.p)
         return ColumnStats(
             name,
             self.enc.n,
-            int(codes.size - valid.size),
+            nulls,
             hll_cardinality(reg, self.p),
             reg,
             int(present[0]) if present.size else -1,
