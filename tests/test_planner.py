@@ -65,6 +65,25 @@ def test_statistics_estimate_cardinalities():
     assert st_.cardinality(("hi", "k2")) == pytest.approx(20_000, rel=0.03)
 
 
+def test_column_statistics_count_nulls_and_the_code_range():
+    """NULLs counted, the smallest and largest code a column holds (in a code space
+    shared with another column and a constant it need not hold them all)."""
+    table = pa.table({
+        "a": pa.array([5, None, 7, 5, None, 9], pa.int64()),
+        "b": pa.array([1, 2, 3, 20, 30, 40], pa.int64()),
+        "c": pa.array([1, 2, 3, 4, 5, 6], pa.int64()),
+    })  # fmt: skip
+    session, _ = plan_of(table, "not(t.a < t'.b and t.c > 100 and t.c = t'.c)")
+    st_ = session.engine.table_statistics()
+    a, b, c = st_.column("a"), st_.column("b"), st_.column("c")
+    assert (a.nulls, b.nulls, c.nulls) == (2, 0, 0)
+    # a and b share one code space: 1 2 3 5 7 9 20 30 40 -> codes 0..8
+    assert (a.min_code, a.max_code) == (3, 5)
+    assert (b.min_code, b.max_code) == (0, 8)
+    assert (c.min_code, c.max_code) == (0, 5)  # the constant 100 (code 6) is not held
+    assert round(a.distinct) == 3 and round(b.distinct) == 6
+
+
 def test_sketches_merge_like_a_union():
     """Sketches of two halves merge into the sketch of the whole (Spark partitions)."""
     t = known_table()
