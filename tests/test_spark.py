@@ -546,8 +546,23 @@ CHECK = """
     local = facet.detect(tax, dcs=dcs, schema="salary:int,rate:float")
     dist = facet.detect(frame, dcs=dcs, schema="salary:int,rate:float",
                         config=Config(spark_split_rows=3000))
-    print(json.dumps([[d.violations, d.rows_involved] for d in dist.dcs] ==
-                     [[d.violations, d.rows_involved] for d in local.dcs]))
+    same = ([[d.violations, d.rows_involved] for d in dist.dcs] ==
+            [[d.violations, d.rows_involved] for d in local.dcs])
+    # typed columns as Spark reads them from Parquet itself (uint64 as decimal(20, 0),
+    # uint8 as short, date64 as date, dictionaries as strings), on this session
+    import os, tempfile
+    import pyarrow.parquet as pq
+    from tests.test_spark import _typed_corner_table
+    path = os.path.join(tempfile.mkdtemp(), "typed.parquet")
+    pq.write_table(_typed_corner_table().drop_columns(["f16", "ts_ns", "d256"]), path)
+    typed = ["not(t.u8 = t'.u8 and t.u64 < t'.u64)", "not(t.u64 = t'.i64 and t.ls != t'.ls)",
+             "not(t.d64 <= t'.d64 and t.dict = t'.dict and t.u8 != t'.u8)",
+             "not(t.ts_s < t'.ts_s and t.fb = t'.fb)"]
+    local = facet.detect(path, dcs=typed)
+    dist = facet.detect(spark.read.parquet(path), dcs=typed)
+    same &= ([[d.violations, d.rows_involved] for d in dist.dcs] ==
+             [[d.violations, d.rows_involved] for d in local.dcs])
+    print(json.dumps(same))
     spark.stop()
 """
 
