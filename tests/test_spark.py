@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 import facet
 from facet.api import load_dcs, open_session
 from facet.column_types import analyze
-from facet.engine.spark.table import spark_table
+from facet.engine.spark.table import _int96_columns, spark_table
 from facet.loading import load
 from facet.planner.config import Config
 from tests.arrow_strategies import typed_dcs, typed_tables
@@ -723,6 +723,17 @@ def test_parquet_columns_spark_reads_exactly_or_refuses_in_one_line(spark, tmp_p
     ]
     for text in ok:
         _same_as_local(path, text)
+    # Spark's own Parquet: timestamps as INT96 (Arrow reads nanoseconds; Spark reads them)
+    import datetime
+
+    when = [datetime.datetime(2024, 1, 1, 0, 0, s, 123456) for s in (1, 2, 1, 3, 2, 5)]
+    spark.createDataFrame(
+        list(zip(range(6), when, [1, 2, 3, 1, 2, 3], strict=True)), "k long, ts timestamp, g int"
+    ).coalesce(1).write.parquet(str(tmp_path / "by_spark"))
+    (part,) = (tmp_path / "by_spark").glob("*.parquet")  # the local engine reads files
+    assert _int96_columns([str(part)]) == {"ts"}
+    for text in ("not(t.ts < t'.ts and t.g > t'.g)", "not(t.ts = t'.ts and t.k != t'.k)"):
+        _same_as_local(part, text)
     for col, why in [("f16", "float32"), ("ts_ns", "microseconds"), ("d256", "Spark reads")]:
         with pytest.raises(facet.FacetInputError, match=rf"column '{col}' .*{why}"):
             facet.detect(path, dcs=[f"not(t.{col} = t'.{col})"], engine="spark")

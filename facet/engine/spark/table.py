@@ -98,25 +98,43 @@ def _parquet_frame(
     a used column no Spark type reads exactly is refused naming it."""
     import pyarrow.dataset as ds
 
+    if columns is None or "://" in path:  # a remote store: Spark reads it, every column
+        frame = spark.read.parquet(path)
+        return frame, path, False, list(frame.columns)
     try:
-        arrow_schema = ds.dataset(path, format="parquet").schema
+        dataset = ds.dataset(path, format="parquet")
     except (OSError, pa.ArrowInvalid) as err:
         raise DataError(
             f"{path}: not a readable Parquet file ({str(err).splitlines()[0]})"
         ) from None
+    arrow_schema = dataset.schema
     names = list(arrow_schema.names)
-    if columns is None:
-        frame = spark.read.parquet(path)
-        return frame, path, False, names
+    int96 = _int96_columns(dataset.files[:1])
     from pyspark.sql import types as T  # noqa: N812 - Spark's convention
 
     fields = []
     for c in dict.fromkeys(columns):
         if c in names and names.count(c) == 1:
             typ = arrow_schema.field(c).type
-            fields.append(T.StructField(c, _spark_parquet_type(typ, c, path), True))
+            spark_type = T.TimestampType() if c in int96 else _spark_parquet_type(typ, c, path)
+            fields.append(T.StructField(c, spark_type, True))
     frame = spark.read.schema(T.StructType(fields)).parquet(path)
     return frame, path, False, names
+
+
+def _int96_columns(files: list[str]) -> set[str]:
+    """Top-level columns stored as INT96 (the timestamps Spark itself writes by
+    default; Arrow reads them as nanoseconds, Spark as its microsecond instants)."""
+    import pyarrow.parquet as pq
+
+    out: set[str] = set()
+    for f in files:
+        schema = pq.ParquetFile(f).schema
+        for i in range(len(schema)):
+            col = schema.column(i)
+            if col.physical_type == "INT96" and "." not in col.path:
+                out.add(col.path)
+    return out
 
 
 def _spark_parquet_type(typ: pa.DataType, col: str, path: str) -> Any:
