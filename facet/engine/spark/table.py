@@ -83,7 +83,7 @@ def read_frame(
     source = load(data)
     if columns is not None:
         keep = [c for c in dict.fromkeys(columns) if c in source.all_columns]
-        if len(set(keep)) == len(keep) and all(source.all_columns.count(c) == 1 for c in keep):
+        if all(source.all_columns.count(c) == 1 for c in keep):  # else: a clear error later
             source = Source(source.table.select(keep), source.name, source.text,
                             source.all_columns, source.num_rows)  # fmt: skip
     return _from_source(spark, source), source.name, source.text, list(source.all_columns)
