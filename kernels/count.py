@@ -35,6 +35,9 @@ from facet.kernels.common import (
 )
 from facet.kernels.tuning import HISTOGRAM_SPAN, KEYED_DIRECT_CODES, NESTED_COST
 
+#: a dominance count recodes to the small side's values when the other is this x larger
+LOPSIDED = 8
+
 
 @njit(cache=True, nogil=True, inline="always")
 def _flip(op):
@@ -147,10 +150,180 @@ def _sweep(q1, q2, p1, p2, oq, opn, op1, op2, dom2, out, span):
 
 
 @njit(cache=True, nogil=True)
+def _relative_codes(small, large, dom):
+    """Both sides' codes in the position space of the small side's values:
+    ``pos(y) = 2 #{u in U : u < y} + [y in U]`` for ``U`` the distinct codes of
+    ``small``.  Every comparison of a small-side code with any code keeps its
+    outcome (only the large side's codes among themselves may tie where they did
+    not, and no kernel compares those), and the domain shrinks to ``2|U| + 1``.
+    A table over the domain while it is at most about the sides' size, else
+    binary search in ``U``.  Returns ``(small', large', domain')``."""
+    ms = small.shape[0]
+    ml = large.shape[0]
+    rs = np.empty(ms, np.int64)
+    rl = np.empty(ml, np.int64)
+    if dom <= 2 * (ms + ml) + 64:
+        table = np.zeros(dom, np.int64)
+        for i in range(ms):
+            table[small[i]] = 1
+        below = 0
+        for v in range(dom):
+            here = table[v]
+            table[v] = 2 * below + here
+            below += here
+        for i in range(ms):
+            rs[i] = table[small[i]]
+        for j in range(ml):
+            rl[j] = table[large[j]]
+        return rs, rl, 2 * below + 1
+    u = np.unique(small)
+    nu = u.shape[0]
+    for i in range(ms):
+        rs[i] = 2 * lower_bound(u, nu, small[i]) + 1
+    for j in range(ml):
+        y = large[j]
+        k = lower_bound(u, nu, y)
+        rl[j] = 2 * k + (1 if k < nu and u[k] == y else 0)
+    return rs, rl, 2 * nu + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _span(op, x, dom):
+    """The codes ``[lo, hi)`` of ``p`` with ``x op p``."""
+    if op == 2:  # p > x
+        return x + 1, dom
+    if op == 3:  # p >= x
+        return x, dom
+    if op == 4:  # p < x
+        return 0, x
+    return 0, x + 1  # p <= x
+
+
+@njit(cache=True, nogil=True)
+def _grid_counts(q1, q2, p1, p2, op1, op2, dom1, dom2, out):
+    """``out[i] = #{j : q1[i] op1 p1[j] and q2[i] op2 p2[j]}`` from a 2D prefix
+    sum of the points over both domains (O(points + queries + dom1 x dom2): no
+    sort; for domains small against the rows)."""
+    w = dom2 + 1
+    c = np.zeros((dom1 + 1) * w, np.int64)  # c[a * w + b] = #{p1 < a and p2 < b}
+    for j in range(p1.shape[0]):
+        c[(p1[j] + 1) * w + p2[j] + 1] += 1
+    for a in range(1, dom1 + 1):
+        row = a * w
+        run = 0
+        for b in range(1, w):
+            run += c[row + b]
+            c[row + b] = c[row - w + b] + run
+    for i in range(q1.shape[0]):
+        lo1, hi1 = _span(op1, q1[i], dom1)
+        lo2, hi2 = _span(op2, q2[i], dom2)
+        out[i] = c[hi1 * w + hi2] - c[lo1 * w + hi2] - c[hi1 * w + lo2] + c[lo1 * w + lo2]
+
+
+@njit(cache=True, nogil=True)
+def _buckets(k1, k2, dom1):
+    """Rows counting-sorted by ``k1`` (< ``dom1``): bucket starts, their ``k2`` in
+    that order (contiguous, for a sweep that reads them in turn) and their
+    positions."""
+    m = k1.shape[0]
+    start = np.zeros(dom1 + 1, np.int64)
+    for i in range(m):
+        start[k1[i] + 1] += 1
+    for v in range(dom1):
+        start[v + 1] += start[v]
+    fill = start[:-1].copy()
+    vals = np.empty(m, np.int64)
+    perm = np.empty(m, np.int64)
+    for i in range(m):
+        k = k1[i]
+        at = fill[k]
+        vals[at] = k2[i]
+        perm[at] = i
+        fill[k] = at + 1
+    return start, vals, perm
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _insert(fen, pv, lo, hi, dom2):
+    """Add the points ``pv[lo:hi]`` to the Fenwick tree; returns how many."""
+    for j in range(lo, hi):
+        r = pv[j] + 1
+        while r <= dom2:
+            fen[r] += 1
+            r += r & (-r)
+    return hi - lo
+
+
+@njit(cache=True, nogil=True)
+def _sweep_buckets(qs, qv, qperm, ps, pv, op1, op2, dom1, dom2, out):
+    """:func:`_sweep` over rows bucketed by their first key (:func:`_buckets`):
+    ``out[qperm[k]] = #{points : q1 op1 p1 and q2 op2 p2}`` for the query in
+    sorted slot ``k``.  Both sides are read in order, the Fenwick tree is over
+    the second key's codes directly (``dom2`` is small here)."""
+    fen = np.zeros(dom2 + 1, np.int64)
+    ascending = op1 == 4 or op1 == 5  # q > p / q >= p: points with small keys first
+    strict = op1 == 2 or op1 == 4
+    above = op2 == 2 or op2 == 3
+    upper = op2 == 2 or op2 == 5
+    inserted = 0
+    nxt = 0 if ascending else dom1 - 1  # the next point bucket to insert
+    for step in range(dom1):
+        x = step if ascending else dom1 - 1 - step
+        if qs[x] == qs[x + 1]:
+            continue
+        if ascending:
+            lim = x if strict else x + 1
+            while nxt < lim:
+                inserted += _insert(fen, pv, ps[nxt], ps[nxt + 1], dom2)
+                nxt += 1
+        else:
+            lim = x if strict else x - 1
+            while nxt > lim:
+                inserted += _insert(fen, pv, ps[nxt], ps[nxt + 1], dom2)
+                nxt -= 1
+        for k in range(qs[x], qs[x + 1]):
+            r = qv[k] + 1 if upper else qv[k]
+            below = 0
+            while r > 0:
+                below += fen[r]
+                r -= r & (-r)
+            out[qperm[k]] = inserted - below if above else below
+
+
+@njit(cache=True, nogil=True)
 def _count_two(q1, q2, p1, p2, op1, op2, dom1, dom2, out_q, out_p, tune):
     """Dominance counts of both sides: ``out_q`` per query row (``q op p``) and
     ``out_p`` per point row (the same pairs seen from the other side); the two
-    sweeps share one sort of each side."""
+    sweeps share one sort of each side.
+
+    Lopsided sides (one at least ``LOPSIDED`` x the other: a scoped or appended
+    run's small x whole-table groups) first recode each key whose domain is large
+    to the small side's values (:func:`_relative_codes`), so the large side is
+    sorted by counting over a domain about twice the small side's instead of by
+    a comparison sort, and its Fenwick tree stays in cache."""
+    mq = q1.shape[0]
+    mp = p1.shape[0]
+    small = min(mq, mp)
+    if small * LOPSIDED <= max(mq, mp):
+        if dom1 > 2 * small + 1:
+            if mq <= mp:
+                q1, p1, dom1 = _relative_codes(q1, p1, dom1)
+            else:
+                p1, q1, dom1 = _relative_codes(p1, q1, dom1)
+        if dom2 > 2 * small + 1:
+            if mq <= mp:
+                q2, p2, dom2 = _relative_codes(q2, p2, dom2)
+            else:
+                p2, q2, dom2 = _relative_codes(p2, q2, dom2)
+        if (dom1 + 1) * (dom2 + 1) <= mq + mp:
+            _grid_counts(q1, q2, p1, p2, op1, op2, dom1, dom2, out_q)
+            _grid_counts(p1, p2, q1, q2, _flip(op1), _flip(op2), dom1, dom2, out_p)
+            return
+        qs, qv, qperm = _buckets(q1, q2, dom1)
+        ps, pv, pperm = _buckets(p1, p2, dom1)
+        _sweep_buckets(qs, qv, qperm, ps, pv, op1, op2, dom1, dom2, out_q)
+        _sweep_buckets(ps, pv, pperm, qs, qv, _flip(op1), _flip(op2), dom1, dom2, out_p)
+        return
     oq = stable_order(q1, dom1, tune)
     opn = stable_order(p1, dom1, tune)
     span = tune[HISTOGRAM_SPAN]

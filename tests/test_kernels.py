@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from facet.kernels.bhsm import refine_bhsm
 from facet.kernels.common import OP_FLIP
 from facet.kernels.components import component_labels, union_blocks, union_groups, union_pairs
-from facet.kernels.count import count_groups, count_keyed
+from facet.kernels.count import LOPSIDED, _count_two, count_groups, count_keyed
 from facet.kernels.decompose import refine_decompose
 from facet.kernels.expand import sides_to_lists
 from facet.kernels.refine import KIND_EQ, KIND_INEQ, KIND_NE, refine
@@ -189,6 +189,38 @@ def test_counting_sink_degrees(data):
     fast = len(preds) <= 2 and all(op >= 2 for _, op, _ in preds)
     if fast:
         assert not todo.any()  # closed forms answer every group
+
+
+@settings(max_examples=examples(600, 60), deadline=None, suppress_health_check=SLOW)
+@given(st.data())
+def test_lopsided_dominance_counts(data):
+    """_count_two on a small side against one at least LOPSIDED x larger (a scoped
+    or appended run's groups): keys recoded to the small side's values (by table
+    or binary search), then a 2D prefix grid or bucketed sweeps -- against brute
+    force, either side the small one, every operator pair, tied and wide codes."""
+    small = data.draw(st.integers(1, 12))
+    large = data.draw(st.integers(small * LOPSIDED, small * LOPSIDED + 60))
+    mq, mp = (small, large) if data.draw(st.booleans()) else (large, small)
+    dom1 = data.draw(st.sampled_from([1, 3, 40, 700, 1 << 20]))
+    dom2 = data.draw(st.sampled_from([1, 3, 40, 700, 1 << 20]))
+
+    def keys(m, dom):
+        if data.draw(st.booleans()):  # few distinct values: ties across the sides
+            pool = data.draw(st.lists(st.integers(0, dom - 1), min_size=1, max_size=4))
+            return np.array([pool[i % len(pool)] for i in range(m)], np.int64)[
+                np.random.default_rng(m).permutation(m)
+            ]
+        return np.random.default_rng(data.draw(st.integers(0, 1 << 30))).integers(0, dom, m)
+
+    q1, q2, p1, p2 = keys(mq, dom1), keys(mq, dom2), keys(mp, dom1), keys(mp, dom2)
+    op1 = data.draw(st.sampled_from([2, 3, 4, 5]))
+    op2 = data.draw(st.sampled_from([2, 3, 4, 5]))
+    out_q = np.full(mq, -7, np.int64)
+    out_p = np.full(mp, -7, np.int64)
+    _count_two(q1, q2, p1, p2, op1, op2, dom1, dom2, out_q, out_p, TUNE)
+    ok = PY[op1](q1[:, None], p1[None, :]) & PY[op2](q2[:, None], p2[None, :])
+    assert np.array_equal(out_q, ok.sum(axis=1))
+    assert np.array_equal(out_p, ok.sum(axis=0))
 
 
 @settings(max_examples=examples(500, 50), deadline=None, suppress_health_check=SLOW)
