@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from facet.column_types import analyze, parse_schema
-from facet.encoding import encode, start_pools
+from facet.encoding import EncodedTable, encode, start_pools
 from facet.engine import ENGINES, create_engine
 from facet.engine.filters import where_mask
 from facet.engine.multi import MODES, count_all, shared_groups
@@ -179,20 +179,23 @@ def open_local(
     engine: str = "local",
     where: Any = None,
     scope: np.ndarray | None = None,
+    encoded: EncodedTable | None = None,
 ) -> Opened:
     """A session on a loaded :class:`facet.loading.Source`: warm the kernels,
-    type and encode, open the engine; scoped by ``where`` (a parsed ``--where``)
-    or by ``scope`` (a bool per row: an incremental batch's rows)."""
+    type and encode (unless ``encoded`` is its encoding already), open the
+    engine; scoped by ``where`` (a parsed ``--where``) or by ``scope`` (a bool
+    per row: an incremental batch's rows)."""
     kernels = run_kernels(dc_list, config, outputs, source=source, execute=execute)
     # a cold numba cache is told apart only for someone watching (it costs an import)
     cold = monitor.callback is not None and kernels_cache_cold(kernels - loaded())
     monitor.start("compile" if cold else "warmup")
     warm = warmup(kernels)
-    warm += _warm_encoding(source, use, schema_map, config)
+    if encoded is None:
+        warm += _warm_encoding(source, use, schema_map, config)
     monitor.end()
     t1 = time.perf_counter()
     monitor.start("encode")
-    enc = encode(source, use, schema_map, config)
+    enc = encode(source, use, schema_map, config) if encoded is None else encoded
     monitor.end()
     warnings = list(enc.warnings) + _reinterpretation_warnings(
         dc_list, enc.kinds, enc.ordered, enc.from_text

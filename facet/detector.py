@@ -14,8 +14,10 @@ append's result says so.  A batch without a column the DCs use, of another kind 
 against a typed table) or with a column that does not convert to the table's type exactly
 is refused with :class:`~facet.errors.FacetInputError` and changes nothing.
 
-Each append re-types and re-encodes the whole table (a pass over it) before the scoped
-run; bench/results/incremental.md measures what that costs against a full run.
+An append types and encodes the batch only: the detector keeps the table's encoding and
+extends its dictionaries (:mod:`facet.encoding_append`); when a batch changes a column's
+typing (an int column meeting a fraction) or a component cannot be extended exactly, the
+whole table is encoded again.  bench/results/scoped.md measures appends against a full run.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import pyarrow as pa
 
 from facet.api import Opened, RulesLike, load_dcs, open_local, run_detection
 from facet.column_types import analyze, parse_schema
+from facet.encoding import EncodedTable
+from facet.encoding_append import AppendState, extend, prepare
 from facet.errors import FacetInputError
 from facet.language.ast import DC
 from facet.loading import Source, load
@@ -80,8 +84,11 @@ class Detector:
                 list(self._columns), source.num_rows,
             )  # fmt: skip
         self._kinds: dict[str, str] = {}
+        self._enc: EncodedTable | None = None
+        self._state = AppendState()
         self.initial = self._run(source, None, output, None, None, None, None)
         self._table = source.table
+        self._state = self._prepare()
         self._batches = 0
         self._totals = [d.violations for d in self.initial.dcs]
 
@@ -129,10 +136,20 @@ class Detector:
         scope = np.zeros(combined.num_rows, np.bool_)
         scope[n_old:] = True
         name = f"{self._name} + {loaded.name}"
+        extended = None
+        if self._enc is not None and self.config.append_extends:
+            cols = list(self._columns)
+            batch_source = Source(part, loaded.name, self._text, cols, part.num_rows)
+            extended = extend(
+                self._enc, self._state, self._table, batch_source, self._use,
+                self._batch_schema(), self.config,
+            )  # fmt: skip
         source = Source(combined, name, self._text, list(self._columns), combined.num_rows)
         out_path = None if out is None else os.fspath(out)
-        result = self._run(source, scope, output, out_path, limit, progress, timeout)
+        encoded, state = extended if extended is not None else (None, None)
+        result = self._run(source, scope, output, out_path, limit, progress, timeout, encoded)
         self._table = combined  # the run succeeded: commit
+        self._state = state if state is not None else self._prepare()
         self._batches += 1
         self._totals = [t + d.violations for t, d in zip(self._totals, result.dcs, strict=True)]
         return result
@@ -174,6 +191,22 @@ class Detector:
         fixed = {c: ("number" if k in ("int", "float") else k) for c, k in self._kinds.items()}
         return {**fixed, **self._schema}
 
+    def _batch_schema(self) -> dict[str, str]:
+        """The types a CSV batch is read with to extend the encoding: a column the
+        table holds as float64 stays so even when the batch has no fraction (a
+        fraction in an int64 column changes the typing: the whole table is encoded
+        again)."""
+        fixed = {c: ("float" if k == "float" else "number" if k == "int" else k)
+                 for c, k in self._kinds.items()}  # fmt: skip
+        return {**fixed, **self._schema}
+
+    def _prepare(self) -> AppendState:
+        """What the next append needs beyond the encoding (text components' hash
+        indexes), built now so that the append costs the batch."""
+        if self._enc is None or not self.config.append_extends:
+            return AppendState()
+        return prepare(self._enc, self._table, self._use, self._schema_map())
+
     def _run(
         self,
         source: Source,
@@ -183,6 +216,7 @@ class Detector:
         limit: int | None,
         progress: ProgressCallback | None,
         timeout: float | None,
+        encoded: EncodedTable | None = None,
     ) -> Result:
         opened: list[Opened] = []
 
@@ -190,12 +224,13 @@ class Detector:
             o = open_local(
                 source, self.dcs, self._use, self._schema_map(), self.config,
                 ("count", output), True, monitor, scope=scope, load_seconds=self._load_seconds,
+                encoded=encoded,
             )  # fmt: skip
             opened.append(o)
             return o
 
         result = run_detection(opener, output, out_path, limit, self.mode, progress, timeout)
-        enc = opened[0].enc
+        enc = self._enc = opened[0].enc
         kinds = {c: enc.kinds[c] for c in self._use.columns} if enc.from_text else {}
         for c, k in kinds.items():
             if self._kinds.get(c) == "int" and k == "float":

@@ -68,6 +68,11 @@ class EncodedTable:
     #: exact distinct non-NULL values of the columns encoded alone (no other
     #: column or constant in their code space): the dictionary's size
     distinct: dict[str, int] = field(default_factory=dict)
+    #: how each column was coded: its typed Arrow type and the route (``ranks``:
+    #: dense ranks over one type, ``text``: equality text codes, ``mixed``: ranks
+    #: across types, ``dictionary``: coded dictionaries) -- what
+    #: :mod:`facet.encoding_append` needs to extend the codes by a batch
+    recipes: dict[str, tuple[pa.DataType | None, str]] = field(default_factory=dict)
 
     def column(self, name: str) -> np.ndarray:
         return self.codes[self.index[name]]
@@ -375,10 +380,7 @@ def _codes(
     values when they are few (``Config.rank_few_distinct``), else a full sort.
     """
     n = len(values)
-    if pa.types.is_timestamp(values.type):
-        values = pc.cast(values, pa.int64())
-    if pa.types.is_floating(values.type):
-        values = pc.add(values, 0.0)  # -0.0 == 0.0 (constants included)
+    values = coding_values(values)
     if n == 0:
         return np.empty(0, np.int32), values
     if not ordered and (pa.types.is_string(values.type) or pa.types.is_binary(values.type)):
@@ -452,13 +454,8 @@ def _text_codes(
     (kernels/dictionary.py, on all of ``config``'s threads for a column of at
     least ``Config.parallel_text_rows``), Arrow's dictionary encoding on a hash
     collision."""
-    values = pa.concat_arrays([values]) if values.offset else values
-    bufs = values.buffers()
-    width = np.int64 if pa.types.is_large_string(values.type) else np.int32
+    offsets, data, valid = text_buffers(values)
     n = len(values)
-    offsets = np.frombuffer(bufs[1], width)[: n + 1].astype(np.int64)
-    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
-    valid = np.ones(n, np.bool_) if values.null_count == 0 else ~np.asarray(values.is_null())
     threads = config.workers
     tune = config.kernel_tuning()
     if threads > 1 and n >= config.parallel_text_rows:
@@ -592,6 +589,64 @@ def counted_exactly(use: ColumnUse) -> set[str]:
     }
 
 
+def component_parts(
+    comp: Component, source: Source, schema: dict[str, str], use: ColumnUse
+) -> tuple[str, list[pa.Array], list[tuple[str, Const]], list[str], dict[str, pa.Array]]:
+    """A component typed for coding: its kind, the parts to code (its columns then
+    the constants it meets, decimals as int64 multiples of one scale where they
+    fit), the constants' keys, warnings, and the typed columns."""
+    typed, kind, warns = component_arrays(comp, source, schema, use)
+    consts: list[pa.Array] = []
+    const_keys: list[tuple[str, Const]] = []
+    for col in comp.columns:
+        col_type = typed[col].type
+        if kind in _NUMERIC and not source.text and col not in schema:
+            # a typed column's own width: a float32 column's constants are float32
+            col_type = storage_type(source.table.column(col).type)
+            if pa.types.is_dictionary(col_type):
+                col_type = col_type.value_type
+        for k in use.constant_use:
+            if k[0] == col:
+                consts.append(_constant_value(k[1], kind, col, use, col_type))
+                const_keys.append(k)
+    parts = [typed[c] for c in comp.columns] + consts
+    if kind == "decimal":  # exact int64 multiples of one scale where they fit
+        parts = decimals_as_unscaled(parts) or parts
+    return kind, parts, const_keys, warns, typed
+
+
+def _joined(parts: list[pa.Array]) -> pa.Array:
+    """Parts of one type as one array (the type of the first)."""
+    typ = parts[0].type
+    return pa.concat_arrays([p.cast(typ) for p in parts])
+
+
+def coding_values(values: pa.Array) -> pa.Array:
+    """Values as :func:`_codes` compares them: timestamps as int64, floats with
+    -0.0 as 0.0."""
+    if pa.types.is_timestamp(values.type):
+        values = pc.cast(values, pa.int64())
+    if pa.types.is_floating(values.type):
+        values = pc.add(values, 0.0)  # -0.0 == 0.0 (constants included)
+    return values
+
+
+def text_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A string or binary array's offsets (int64), data bytes and validity."""
+    values = pa.concat_arrays([values]) if values.offset else values
+    bufs = values.buffers()
+    width = (
+        np.int64
+        if pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type)
+        else np.int32
+    )
+    n = len(values)
+    offsets = np.frombuffer(bufs[1], width)[: n + 1].astype(np.int64)
+    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
+    valid = np.ones(n, np.bool_) if values.null_count == 0 else ~np.asarray(values.is_null())
+    return offsets, data, valid
+
+
 def encode(
     source: Source,
     use: ColumnUse,
@@ -637,30 +692,20 @@ def encode(
                 codes[index[col]] = c_codes[i * n : (i + 1) * n]
             base = len(comp.columns) * n
             consts_of = {key: int(c_codes[base + j]) for j, key in enumerate(const_keys)}
-            return "text", dictionary, [], consts_of
-        typed, kind, warns = component_arrays(comp, source, schema, use)
-        consts: list[pa.Array] = []
-        const_keys: list[tuple[str, Const]] = []
-        for col in comp.columns:
-            col_type = typed[col].type
-            if kind in _NUMERIC and not source.text and col not in schema:
-                # a typed column's own width: a float32 column's constants are float32
-                col_type = storage_type(source.table.column(col).type)
-                if pa.types.is_dictionary(col_type):
-                    col_type = col_type.value_type
-            for k in use.constant_use:
-                if k[0] == col:
-                    consts.append(_constant_value(k[1], kind, col, use, col_type))
-                    const_keys.append(k)
-        parts = [typed[c] for c in comp.columns] + consts
-        if kind == "decimal":  # exact int64 multiples of one scale where they fit
-            parts = decimals_as_unscaled(parts) or parts
+            return (
+                "text",
+                dictionary,
+                [],
+                consts_of,
+                {c: (None, "dictionary") for c in comp.columns},
+            )
+        kind, parts, const_keys, warns, typed = component_parts(comp, source, schema, use)
         if kind in _NUMERIC and len({p.type for p in parts}) > 1:
             c_codes, dictionary = rank_numbers(parts)  # mixed types: by exact value
+            route = "mixed"
         else:
-            typ = parts[0].type
-            allv = pa.concat_arrays([p.cast(typ) for p in parts])
-            c_codes, dictionary = _codes(allv, comp.ordered, config)
+            c_codes, dictionary = _codes(_joined(parts), comp.ordered, config)
+            route = "text" if isinstance(dictionary, HashedDictionary) else "ranks"
         for i, col in enumerate(comp.columns):
             codes[index[col]] = c_codes[i * n : (i + 1) * n]
         base = len(comp.columns) * n
@@ -669,6 +714,7 @@ def encode(
             dictionary,
             warns,
             {key: int(c_codes[base + j]) for j, key in enumerate(const_keys)},
+            {c: (typed[c].type, route) for c in comp.columns},
         )
 
     comps = use.components
@@ -678,9 +724,11 @@ def encode(
         done = list(_component_pool(config.workers).map(one, comps))
     else:
         done = [one(c) for c in comps]
-    for comp, (kind, dictionary, warns, consts_of) in zip(comps, done, strict=True):
+    recipes: dict[str, tuple[pa.DataType | None, str]] = {}
+    for comp, (kind, dictionary, warns, consts_of, recipe) in zip(comps, done, strict=True):
         warnings.extend(warns)
         const_codes.update(consts_of)
+        recipes.update(recipe)
         for col in comp.columns:
             kinds[col] = kind
             ordered[col] = comp.ordered
@@ -700,4 +748,5 @@ def encode(
         source.text,
         values,
         distinct,
+        recipes,
     )

@@ -132,6 +132,10 @@ class Config:
     #: with its small side (:func:`facet.engine.filters.semi_join`; False: not;
     #: the answer is the same)
     scope_semi_join: bool = True
+    #: Detector.append extends the table's encoding by the batch
+    #: (facet/encoding_append.py) instead of encoding the whole table again
+    #: (False: always encode again; the answer is the same)
+    append_extends: bool = True
     #: a small group goes pair by pair when |L||R| <= this x (|L| + |R|) (the cost of
     #: a closed form per tid, in pair checks)
     nested_cost: int = 16

@@ -1,0 +1,329 @@
+"""Extending an encoded table by a batch without re-encoding its rows (issue 11;
+docs/semantics.md §11, docs/architecture.md "Incremental detection").
+
+:func:`facet.encoding.encode` types and codes every row; an append that did so
+would cost a pass over the whole table.  Here only the batch is typed, and each
+component's codes grow instead:
+
+* dense ranks (numbers, times, decimals as unscaled integers): the batch's values
+  are looked up in the sorted dictionary; values it did not hold are inserted,
+  and the old codes move up by the number inserted below them (one gather, no
+  sort of the old rows);
+* equality text: the batch is hashed as :func:`facet.encoding._text_codes`
+  hashes, values already coded keep their code (after comparing their bytes with
+  the code's value: a hash is not proof) and new values take the next codes.
+
+The result is what encoding the concatenation would give: the same dictionary
+(ranks) or codes equal exactly where the values are (text; code numbers are
+free).  Whenever a component cannot be extended exactly -- its typing would
+change (an int column meeting a fraction), ranks across mixed types, ordered
+text, NaN, a hash collision -- :func:`extend` returns ``None`` and the caller
+encodes the whole table again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from facet.column_types import ColumnUse, Component, isolate, native_kind
+from facet.encoding import (
+    NULL,
+    EncodedTable,
+    HashedDictionary,
+    coding_values,
+    component_parts,
+    text_buffers,
+)
+from facet.errors import FacetError
+from facet.kernels.dictionary import encode_bytes
+from facet.loading import Source
+from facet.planner.config import Config
+
+
+@dataclass
+class _TextIndex:
+    """An equality text component's codes by hash: hashes sorted, the code at
+    each, and the value of every code (to confirm a hash match)."""
+
+    sorted_hashes: np.ndarray
+    code_at: np.ndarray
+    strings: pa.Array
+
+
+@dataclass
+class AppendState:
+    """What extending needs beyond the :class:`EncodedTable`: per text component
+    (by its first column) the hash index, built from the table on first use."""
+
+    text: dict[str, _TextIndex] = field(default_factory=dict)
+
+
+def prepare(
+    enc: EncodedTable, table: pa.Table, use: ColumnUse, schema: dict[str, str]
+) -> AppendState:
+    """The state for the first append to ``table`` (encoded as ``enc``): the hash
+    index of every equality text component (one pass over its codes)."""
+    state = AppendState()
+    for comp in use.components:
+        first = comp.columns[0]
+        if enc.recipes.get(first, (None, ""))[1] == "text" and first in enc.index:
+            index = _text_index(comp, enc, table, schema, use)
+            if index is not None:
+                state.text[first] = index
+    return state
+
+
+def extend(
+    enc: EncodedTable,
+    state: AppendState,
+    table: pa.Table,
+    batch: Source,
+    use: ColumnUse,
+    schema: dict[str, str],
+    config: Config,
+) -> tuple[EncodedTable, AppendState] | None:
+    """The encoding of ``table`` (encoded as ``enc``) followed by ``batch``, and
+    the state for the next append; ``None`` when some component cannot be
+    extended exactly (encode the whole table instead).  ``enc`` and ``state``
+    are not changed."""
+    if not batch.text:
+        null_cols = {
+            c
+            for c in use.columns
+            if c not in schema and native_kind(batch.table.column(c).type) == "null"
+        }
+        use = isolate(use, null_cols)
+    n, m = enc.n, batch.num_rows
+    codes = np.empty((enc.codes.shape[0], n + m), np.int32)
+    out = EncodedTable(
+        n + m, codes, enc.index, enc.kinds, enc.ordered, dict(enc.const_codes),
+        dict(enc.domain), [], enc.from_text, dict(enc.values), dict(enc.distinct),
+        enc.recipes,
+    )  # fmt: skip
+    new_state = AppendState(dict(state.text))
+    tune = config.kernel_tuning()
+    for comp in use.components:
+        if not _extend_component(comp, enc, state, new_state, table, batch, use, schema, out, tune):
+            return None
+    return out, new_state
+
+
+def _extend_component(
+    comp: Component,
+    enc: EncodedTable,
+    state: AppendState,
+    new_state: AppendState,
+    table: pa.Table,
+    batch: Source,
+    use: ColumnUse,
+    schema: dict[str, str],
+    out: EncodedTable,
+    tune: np.ndarray,
+) -> bool:
+    cols = comp.columns
+    recipes = [enc.recipes.get(c) for c in cols]
+    route = recipes[0][1] if recipes[0] is not None else None
+    if route not in ("ranks", "text") or any(r is None or r[1] != route for r in recipes):
+        return False
+    try:
+        kind, parts, const_keys, warns, typed = component_parts(comp, batch, schema, use)
+    except FacetError:
+        return False  # the whole table's encoding reports it
+    if any(
+        kind != enc.kinds[c] or typed[c].type != r[0] for c, r in zip(cols, recipes, strict=True)
+    ):
+        return False  # the table's typing would change (an int column meeting a fraction)
+    if len({p.type for p in parts}) > 1:
+        return False
+    k = len(cols)
+    allv = pa.concat_arrays([p.cast(parts[0].type) for p in parts[:k]])
+    if route == "ranks":
+        done = _extend_ranks(cols, allv, const_keys, enc, out)
+    else:
+        done = _extend_text(comp, allv, enc, state, new_state, table, schema, use, out, tune)
+    if done:
+        out.warnings.extend(warns)
+    return done
+
+
+def _keys(values: pa.Array) -> np.ndarray | None:
+    """Values as a numpy array ordered as the values (``None``: not numeric)."""
+    t = values.type
+    if pa.types.is_integer(t) or pa.types.is_floating(t):
+        return np.asarray(values.fill_null(pa.scalar(0, t)) if values.null_count else values)
+    if pa.types.is_temporal(t) and t.bit_width in (32, 64):
+        ints = pa.int32() if t.bit_width == 32 else pa.int64()
+        return _keys(values.view(ints))
+    return None
+
+
+def _extend_ranks(
+    cols: list[str],
+    allv: pa.Array,
+    const_keys: list,
+    enc: EncodedTable,
+    out: EncodedTable,
+) -> bool:
+    dictionary = enc.values[cols[0]]
+    if not isinstance(dictionary, pa.Array):
+        return False
+    old = _keys(dictionary)
+    vals = coding_values(allv)
+    if vals.type != dictionary.type:
+        return False
+    new = _keys(vals)
+    if old is None or new is None:
+        return False
+    if old.dtype.kind == "f" and (np.isnan(old).any() or np.isnan(new).any()):
+        return False
+    valid = None if vals.null_count == 0 else ~np.asarray(vals.is_null())
+    present = np.unique(new if valid is None else new[valid])
+    at = np.searchsorted(old, present)
+    held = at < old.size
+    held[held] = old[at[held]] == present[held]
+    fresh = present[~held]
+    n, d = enc.n, old.size
+    if fresh.size:
+        slots = np.searchsorted(old, fresh)  # fresh[i] goes before old[slots[i]]
+        merged = np.insert(old, slots, fresh)
+        shift = np.zeros(d + 1, np.int64)
+        np.add.at(shift, slots, 1)
+        remap = np.empty(d + 1, np.int32)  # remap[c + 1]: old code c's new code; NULL stays
+        remap[0] = NULL
+        remap[1:] = np.arange(d) + np.cumsum(shift)[:d]
+        new_dict = pa.array(merged.astype(old.dtype, copy=False)).view(dictionary.type)
+    else:
+        merged, remap, new_dict = old, None, dictionary
+    batch_codes = np.searchsorted(merged, new).astype(np.int32)
+    if valid is not None:
+        batch_codes[~valid] = NULL
+    m = out.n - n
+    for i, c in enumerate(cols):
+        row = enc.index[c]
+        if remap is None:
+            out.codes[row, :n] = enc.codes[row]
+        else:
+            np.take(remap, enc.codes[row] + 1, out=out.codes[row, :n])
+        out.codes[row, n:] = batch_codes[i * m : (i + 1) * m]
+        out.values[c] = new_dict
+        out.domain[c] = len(new_dict)
+        if c in out.distinct:
+            out.distinct[c] = len(new_dict)
+    if remap is not None:
+        for key in const_keys:
+            out.const_codes[key] = int(remap[enc.const_codes[key] + 1])
+    return True
+
+
+def _extend_text(
+    comp: Component,
+    allv: pa.Array,
+    enc: EncodedTable,
+    state: AppendState,
+    new_state: AppendState,
+    table: pa.Table,
+    schema: dict[str, str],
+    use: ColumnUse,
+    out: EncodedTable,
+    tune: np.ndarray,
+) -> bool:
+    cols = comp.columns
+    dictionary = enc.values[cols[0]]
+    t = allv.type
+    if not isinstance(dictionary, HashedDictionary) or not (
+        pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+    ):
+        return False
+    index = state.text.get(cols[0])
+    if index is None:
+        index = _text_index(comp, enc, table, schema, use)
+        if index is None:
+            return False
+    offsets, data, valid = text_buffers(allv)
+    local, first, local_hash, exact = encode_bytes(offsets, data, valid, tune)
+    if not exact:
+        return False
+    h = local_hash.astype(np.uint64, copy=False)
+    at = np.searchsorted(index.sorted_hashes, h)
+    inside = at < index.sorted_hashes.size
+    match = np.zeros(h.size, np.bool_)
+    match[inside] = index.sorted_hashes[at[inside]] == h[inside]
+    old_code = np.full(h.size, NULL, np.int64)
+    old_code[match] = index.code_at[at[match]]
+    if match.any():  # a hash match is confirmed byte for byte
+        mine = allv.take(pa.array(first[match]))
+        theirs = index.strings.take(pa.array(old_code[match]))
+        if not pc.all(
+            pc.equal(mine.cast(pa.large_binary()), theirs.cast(pa.large_binary()))
+        ).as_py():
+            return False
+    d = len(dictionary)
+    fresh = np.flatnonzero(~match)
+    g = old_code.astype(np.int32)
+    g[fresh] = d + np.arange(fresh.size, dtype=np.int32)
+    glob = np.empty(h.size + 1, np.int32)  # glob[local + 1]; NULL stays
+    glob[0] = NULL
+    glob[1:] = g
+    batch_codes = glob[local.astype(np.int64) + 1]
+    n, m = enc.n, out.n - enc.n
+    new_hashes = np.concatenate([dictionary.hashes, local_hash[fresh]])
+    new_dict = HashedDictionary(new_hashes)
+    for i, c in enumerate(cols):
+        row = enc.index[c]
+        out.codes[row, :n] = enc.codes[row]
+        out.codes[row, n:] = batch_codes[i * m : (i + 1) * m]
+        out.values[c] = new_dict
+        out.domain[c] = len(new_dict)
+        if c in out.distinct:
+            out.distinct[c] = len(new_dict)
+    if fresh.size:
+        fh = h[fresh]
+        order = np.argsort(fh, kind="stable")
+        slots = np.searchsorted(index.sorted_hashes, fh[order])
+        index = _TextIndex(
+            np.insert(index.sorted_hashes, slots, fh[order]),
+            np.insert(index.code_at, slots, (d + np.arange(fresh.size))[order]),
+            pa.concat_arrays(
+                [
+                    index.strings.cast(pa.large_binary()),
+                    allv.take(pa.array(first[fresh])).cast(pa.large_binary()),
+                ]
+            ),
+        )
+    new_state.text[cols[0]] = index
+    return True
+
+
+def _text_index(
+    comp: Component, enc: EncodedTable, table: pa.Table, schema: dict[str, str], use: ColumnUse
+) -> _TextIndex | None:
+    """The hash index of an equality text component, from the table's rows: the
+    value of each code is read at some row holding it (one pass over the codes)."""
+    dictionary = enc.values[comp.columns[0]]
+    d = len(dictionary)
+    source = Source(table, "", enc.from_text, list(table.column_names), table.num_rows)
+    try:
+        _kind, parts, const_keys, _w, _typed = component_parts(comp, source, schema, use)
+    except FacetError:
+        return None
+    allv = pa.concat_arrays([p.cast(pa.large_binary()) for p in parts])
+    k = len(comp.columns)
+    n = enc.n
+    codes = np.empty(k * n + len(const_keys), np.int64)
+    for i, c in enumerate(comp.columns):
+        codes[i * n : (i + 1) * n] = enc.codes[enc.index[c]]
+    for j, key in enumerate(const_keys):
+        codes[k * n + j] = enc.const_codes[key]
+    first = np.full(d + 1, -1, np.int64)
+    first[codes + 1] = np.arange(codes.size)  # a row holding each code; NULL in slot 0
+    first = first[1:]
+    if (first < 0).any() or not np.array_equal(codes[first], np.arange(d)):
+        return None
+    strings = allv.take(pa.array(first))
+    hashes = dictionary.hashes.astype(np.uint64, copy=False)
+    order = np.argsort(hashes, kind="stable")
+    return _TextIndex(hashes[order], order.astype(np.int64), strings)
