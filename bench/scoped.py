@@ -11,7 +11,8 @@ base and its last ``--fraction`` as the batch (files cut once into ``bench/work/
 each DC, after one untimed warm-up, ``--repeats`` interleaved triples of processes:
 ``facet detect FILE --dc DC --format json`` without and with ``--where``, and
 ``bench/append_worker.py`` (a ``facet.Detector`` on the base, untimed, then one timed
-``append`` of the batch). Compared: the DC's ``seconds`` (everything after the table is in
+``append`` of the batch), and the same append encoding the whole table again
+(``Config(append_extends=False)``, as before facet/encoding_append.py). Compared: the DC's ``seconds`` (everything after the table is in
 Arrow: typing, encoding, the scope's evaluation, planning, execution) and the wall time
 (the append's: loading the batch included). The base's count plus the append's must equal
 the full run's (exit 1 otherwise); tests/test_where.py and tests/test_detector.py check
@@ -103,28 +104,25 @@ def main(argv: list[str] | None = None) -> int:
         where, selected = scopes[table]
         extra = ("--where", where)
         common.run_facet(exe, path, dc, args.timeout, rss, extra=extra)  # warm-up
-        full, scoped, appended = [], [], []
+        full, scoped, appended, again = [], [], [], []
         for _ in range(args.repeats):
             full.append(common.run_facet(exe, path, dc, args.timeout, rss))
             scoped.append(common.run_facet(exe, path, dc, args.timeout, rss, extra=extra))
             appended.append(run_append(*splits[table], dc, args.timeout, rss))
+            again.append(run_append(*splits[table], dc, args.timeout, rss, encode_all=True))
         fs, ss = common.summarize_runs(full), common.summarize_runs(scoped)
-        ok = [a for a in appended if a.get("status") == "ok"]
-        aps = {
-            "median_seconds": common.median(a["seconds"] for a in ok),
-            "median_wall_seconds": common.median(a["append_wall"] for a in ok),
-            "violations": ok[0]["violations"] if ok else None,
-            "base_violations": ok[0]["base_violations"] if ok else None,
-            "batch_rows": ok[0]["rows"] - ok[0]["base_rows"] if ok else None,
-            "runs": appended,
-        }
-        exact = bool(ok) and aps["violations"] + aps["base_violations"] == fs.get("violations")
+        aps, ags = _appends(appended), _appends(again)
+        exact = all(
+            a["violations"] is not None
+            and a["violations"] + a["base_violations"] == fs.get("violations")
+            for a in (aps, ags)
+        )
         failed |= not exact
         rec = {
             "run_id": run_id, "kind": "cell", "dc_id": name, "table": table, "dc": dc,
             "rows": args.rows, "where": where if len(where) < 200 else where[:197] + "...",
             "scope_rows": selected, "full": fs, "scoped": ss, "append": aps,
-            "ratio": _ratio(ss, fs), "append_ratio": _ratio(aps, fs),
+            "append_encode_all": ags, "ratio": _ratio(ss, fs), "append_ratio": _ratio(aps, fs),
             "append_adds_up": exact, "target": TARGET,
         }  # fmt: skip
         common.append_jsonl(JSONL, rec)
@@ -136,6 +134,18 @@ def main(argv: list[str] | None = None) -> int:
         )
     write_markdown(run_id, info)
     return 1 if failed else 0
+
+
+def _appends(runs: list[dict]) -> dict:
+    ok = [a for a in runs if a.get("status") == "ok"]
+    return {
+        "median_seconds": common.median(a["seconds"] for a in ok),
+        "median_wall_seconds": common.median(a["append_wall"] for a in ok),
+        "violations": ok[0]["violations"] if ok else None,
+        "base_violations": ok[0]["base_violations"] if ok else None,
+        "batch_rows": ok[0]["rows"] - ok[0]["base_rows"] if ok else None,
+        "runs": runs,
+    }
 
 
 def _ratio(part: dict, full: dict) -> float | None:
@@ -163,8 +173,11 @@ def split(path: Path, fraction: float) -> tuple[Path, Path]:
     return base, batch
 
 
-def run_append(base: Path, batch: Path, dc: str, timeout: float, rss: int) -> dict:
+def run_append(
+    base: Path, batch: Path, dc: str, timeout: float, rss: int, encode_all: bool = False
+) -> dict:
     cmd = [sys.executable, str(REPO / "bench" / "append_worker.py"), str(base), str(batch), dc]
+    cmd += ["encode-all"] if encode_all else []
     r = common.run_process(cmd, timeout=timeout, rss_limit=rss, cwd=REPO)
     out = {"status": r.status, "wall": r.wall_seconds, "rss": r.peak_rss_bytes}
     if r.status == "ok":
@@ -182,6 +195,7 @@ def write_markdown(run_id: str, info: dict) -> None:
         if r["kind"] != "cell":
             continue
         f, s, a = r["full"], r["scoped"], r["append"]
+        e = r.get("append_encode_all") or {}
 
         def ratio(x):
             return "-" if x is None else f"{x:.2f}" + ("" if x <= TARGET else " (miss)")
@@ -189,7 +203,8 @@ def write_markdown(run_id: str, info: dict) -> None:
         rows.append([
             r["dc_id"], f"{r['scope_rows']:,}", f"{a.get('batch_rows') or 0:,}",
             common.fmt_seconds(f.get("median_seconds")), common.fmt_seconds(s.get("median_seconds")),
-            common.fmt_seconds(a.get("median_seconds")), ratio(r["ratio"]),
+            common.fmt_seconds(a.get("median_seconds")),
+            common.fmt_seconds(e.get("median_seconds")), ratio(r["ratio"]),
             ratio(r["append_ratio"]), common.fmt_seconds(f.get("median_wall_seconds")),
             common.fmt_seconds(s.get("median_wall_seconds")),
             common.fmt_seconds(a.get("median_wall_seconds")),
@@ -199,7 +214,7 @@ def write_markdown(run_id: str, info: dict) -> None:
             "yes" if r["append_adds_up"] else "NO",
         ])  # fmt: skip
     head = ["DC", "scope rows", "batch rows", "full DC s", "where DC s", "append DC s",
-            "where/full", "append/full", "full wall s", "where wall s", "append wall s",
+            "append encoding all DC s", "where/full", "append/full", "full wall s", "where wall s", "append wall s",
             "full count", "where count", "base + append count", "adds up"]  # fmt: skip
     scopes = sorted({(r["table"], r["where"]) for r in records if r["kind"] == "cell"})
     text = f"""# `--where` and `--append` of ~1% of the rows vs the full run
@@ -215,8 +230,9 @@ Python {machine["python"]}; git {str(machine["git_commit"])[:7]}\
 Medians of each DC's `seconds` (after
 the table is in Arrow: typing, encoding, evaluating the scope, planning, executing) and of
 the wall time (full and `--where`: the process; append: `Detector.append`, loading the
-batch included), the three runs interleaved in their own processes. Target: <= 0.10 of
-the full run. Scopes: {"; ".join(f"{t}: `{w}`" for t, w in scopes)}.
+batch included), the four runs interleaved in their own processes ("append encoding all":
+the same append with `Config(append_extends=False)`, typing and encoding the whole table
+again as appends did before `facet/encoding_append.py`). Target: <= 0.10 of the full run. Scopes: {"; ".join(f"{t}: `{w}`" for t, w in scopes)}.
 
 {common.markdown_table(head, rows)}
 """
