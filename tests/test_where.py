@@ -166,7 +166,9 @@ def test_scoped_runs_equal_naive_pairs_touching_the_scope(data):
 @given(data=st.data())
 def test_semi_join_keeps_exactly_the_rows_each_predicate_pairs_with_an_anchor(data):
     """``filters.semi_join`` against its naive twin: a row stays iff every two-tuple
-    predicate holds between it and at least one anchor (NULL holds nothing)."""
+    predicate holds between it and at least one anchor (NULL holds nothing) -- except
+    a non-equality whose anchors hold two values or more, which is skipped (it would
+    drop only NULLs, and later stages check it)."""
     from facet.encoding import encode
     from facet.engine.filters import semi_join
     from facet.language.normalize import normalize
@@ -184,9 +186,15 @@ def test_semi_join_keeps_exactly_the_rows_each_predicate_pairs_with_an_anchor(da
     side = data.draw(st.integers(0, 1))
     holds = {p: naive_pairs(table, DC((Predicate(Col(0, p.a), p.op, Col(1, p.b)),)))
              for p in nd.preds}  # fmt: skip
+
+    def skipped(p) -> bool:
+        theirs = table.column(p.b if side == 0 else p.a).to_pylist()
+        return p.op == "!=" and len({theirs[a] for a in anchors} - {None}) >= 2
+
     want = [
         r for r in rows
-        if all(any(((r, a) if side == 0 else (a, r)) in holds[p] or
+        if all(skipped(p) or
+               any(((r, a) if side == 0 else (a, r)) in holds[p] or
                    (r == a and _holds_on_one_row(table, p, r)) for a in anchors)
                for p in nd.preds)
     ]  # fmt: skip

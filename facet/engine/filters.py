@@ -92,8 +92,9 @@ def semi_join(
     that satisfy every predicate ``t.a op t'.b`` of ``preds`` with at least one of
     ``anchors`` (tids of the other tuple): an equality keeps the values the anchors
     hold, an order predicate the values on the right side of the anchors' extreme,
-    a non-equality drops only the anchors' one value when they hold one; NULL
-    satisfies nothing.  Exact for every output: a row dropped here is in no
+    a non-equality drops only the anchors' one value when they hold one (and is
+    skipped otherwise); NULL satisfies nothing (a row kept here is still checked
+    by every predicate later).  Exact for every output: a row dropped here is in no
     violating pair with the anchors.  One pass over the codes per predicate.
     ``rows`` comes back whole when more than the fraction ``whole_above`` of it
     would stay (uncut, a whole table refines fastest: its equality stage sorts by
@@ -107,20 +108,21 @@ def semi_join(
     keep: np.ndarray | None = None
     for p in preds:
         mine, theirs = (p.a, p.b) if side == 0 else (p.b, p.a)
-        x = enc.column(mine) if whole else enc.column(mine)[rows]
         y = enc.column(theirs)[anchors]
         y = y[y >= 0]
         if not y.size:
             return rows[:0]
         op = p.op if side == 0 else _FLIPPED[p.op]  # as "row op anchor"
+        if op == "!=" and y.min() != y.max():
+            continue  # it would drop only NULLs (later stages do): not worth a pass
+        x = enc.column(mine) if whole else enc.column(mine)[rows]
         if op == "=":
             seen = np.zeros(enc.domain[theirs] + 1, np.bool_)
             seen[y] = True
             seen[-1] = False  # NULL (-1) indexes the last slot
             ok = seen[x]
         elif op == "!=":
-            lo, hi = y.min(), y.max()
-            ok = x >= 0 if lo != hi else (x >= 0) & (x != lo)
+            ok = (x >= 0) & (x != y[0])  # the anchors hold one value
         elif op in ("<", "<="):
             ok = (x >= 0) & (x < y.max() if op == "<" else x <= y.max())
         else:
