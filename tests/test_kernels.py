@@ -225,6 +225,22 @@ def test_lopsided_dominance_counts(data):
     assert np.array_equal(out_p, ok.sum(axis=0))
 
 
+def test_balanced_dominance_counts_on_wide_codes():
+    """_count_two on sides of about one size over codes far wider than the rows: the
+    sweep's Fenwick tree over compressed ranks (the lopsided route does not apply)."""
+    rng = np.random.default_rng(11)
+    for op1 in (2, 3, 4, 5):
+        for op2 in (2, 3, 4, 5):
+            q1, q2 = rng.integers(0, 1 << 20, 30), rng.integers(0, 1 << 20, 30)
+            p1, p2 = rng.integers(0, 1 << 20, 40), rng.integers(0, 1 << 20, 40)
+            q2[:5] = p2[:5]  # ties across the sides
+            out_q, out_p = np.empty(30, np.int64), np.empty(40, np.int64)
+            _count_two(q1, q2, p1, p2, op1, op2, 1 << 20, 1 << 20, out_q, out_p, TUNE)
+            ok = PY[op1](q1[:, None], p1[None, :]) & PY[op2](q2[:, None], p2[None, :])
+            assert np.array_equal(out_q, ok.sum(axis=1))
+            assert np.array_equal(out_p, ok.sum(axis=0))
+
+
 @settings(max_examples=examples(500, 50), deadline=None, suppress_health_check=SLOW)
 @given(st.data())
 def test_keyed_sink_degrees(data):
