@@ -363,3 +363,21 @@ def test_semi_join_keeps_a_large_side_whole_when_it_would_keep_most_of_it():
     cut = semi_join(enc, preds, rows, 1, few, whole_above=0.5)
     assert cut.tolist() == semi_join(enc, preds, rows, 1, few).tolist()
     assert 0 < cut.size < n // 50
+
+
+def test_groups_pairs_equal_pairs_concatenated():
+    """``Groups.pairs`` (one buffer, one copy) holds the groups ``concat`` of
+    ``Groups.pair`` holds; one group is disjoint, two are not (scoped_pairs' R and
+    R ∩ S share rows)."""
+    from facet.engine.groups import Groups, concat
+
+    rng = np.random.default_rng(5)
+    sides = [
+        (np.sort(rng.choice(50, k, replace=False)), np.arange(j, 40))
+        for k, j in ((7, 3), (0, 39), (12, 0))
+    ]
+    got = Groups.pairs(sides)
+    want = concat([Groups.pair(left, right) for left, right in sides])
+    assert np.array_equal(got.buf, want.buf) and np.array_equal(got.desc, want.desc)
+    assert not got.disjoint
+    assert Groups.pairs(sides[:1]).disjoint and len(Groups.pairs([])) == 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from facet.encoding import EncodedTable
-from facet.engine.groups import Groups, concat
+from facet.engine.groups import Groups
 from facet.kernels.common import OP_CODES, compare_arrays
 from facet.language.ast import DC
 from facet.language.normalize import NormalDC, PairPredicate, RowFilter, normalize
@@ -66,18 +66,14 @@ def scoped_pairs(
     if left_in.size and right.size:
         partners = semi_join(enc, preds, right, 1, left_in, SEMI_JOIN_WHOLE) if preds else right
         if partners.size:
-            parts.append(Groups.pair(left_in, partners))
+            parts.append((left_in, partners))
     outside = left[~inside]
     right_in = right[scope[right]]
     if outside.size and right_in.size:
         outside = semi_join(enc, preds, outside, 0, right_in, SEMI_JOIN_WHOLE) if preds else outside
         if outside.size:
-            parts.append(Groups.pair(outside, right_in))
-    if not parts:
-        return Groups.empty()
-    g = concat(parts)
-    g.disjoint = len(parts) == 1  # R and R ∩ S share rows
-    return g
+            parts.append((outside, right_in))
+    return Groups.pairs(parts)  # disjoint only when one: R and R ∩ S share rows
 
 
 def semi_join(

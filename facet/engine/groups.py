@@ -39,6 +39,23 @@ class Groups:
         return Groups(buf, np.array([[0, m, 0, 0, m, m + r, m, m]], np.int64), True)
 
     @staticmethod
+    def pairs(sides: list[tuple[np.ndarray, np.ndarray]]) -> Groups:
+        """One group per ``(left, right)``, all in one buffer (one copy)."""
+        if not sides:
+            return Groups.empty()
+        arrays = [a for lr in sides for a in lr]
+        sizes = np.array([a.shape[0] for a in arrays], np.int64)
+        ends = np.cumsum(sizes)
+        starts = ends - sizes
+        desc = np.zeros((len(sides), 8), np.int64)
+        desc[:, LS], desc[:, LE] = starts[0::2], ends[0::2]
+        desc[:, RS], desc[:, RE] = starts[1::2], ends[1::2]
+        desc[:, LHS] = desc[:, LHE] = starts[0::2]  # no holes
+        desc[:, RHS] = desc[:, RHE] = starts[1::2]
+        buf = np.concatenate([a.astype(np.int32, copy=False) for a in arrays])
+        return Groups(buf, desc, len(sides) == 1)
+
+    @staticmethod
     def empty() -> Groups:
         return Groups(np.empty(0, np.int32), np.empty((0, 8), np.int64))
 
