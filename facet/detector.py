@@ -35,11 +35,13 @@ from facet.column_types import analyze, parse_schema
 from facet.encoding import EncodedTable
 from facet.encoding_append import AppendState, extend, prepare
 from facet.errors import FacetInputError
+from facet.key_tallies import KeyTally, build, count_batch, moved, shape
 from facet.language.ast import DC
+from facet.language.normalize import normalize
 from facet.loading import Source, load
 from facet.planner.config import DEFAULT, Config
-from facet.progress import ProgressCallback
-from facet.result import Result
+from facet.progress import Monitor, ProgressCallback
+from facet.result import DCResult, Result
 
 
 class Detector:
@@ -89,6 +91,8 @@ class Detector:
         self.initial = self._run(source, None, output, None, None, None, None)
         self._table = source.table
         self._state = self._prepare()
+        self._shapes = [shape(normalize(dc)) for dc in self.dcs]
+        self._tallies = self._build_tallies()
         self._batches = 0
         self._totals = [d.violations for d in self.initial.dcs]
 
@@ -137,6 +141,7 @@ class Detector:
         scope[n_old:] = True
         name = f"{self._name} + {loaded.name}"
         extended = None
+        t0 = time.perf_counter()
         if self._enc is not None and self.config.append_extends:
             cols = list(self._columns)
             batch_source = Source(part, loaded.name, self._text, cols, part.num_rows)
@@ -147,9 +152,22 @@ class Detector:
         source = Source(combined, name, self._text, list(self._columns), combined.num_rows)
         out_path = None if out is None else os.fspath(out)
         encoded, state = extended if extended is not None else (None, None)
-        result = self._run(source, scope, output, out_path, limit, progress, timeout, encoded)
+        tallied = None
+        if encoded is not None and self._tallies is not None:
+            now = [None if t is None else moved(t, encoded, state.remaps) for t in self._tallies]
+            tallied = [None if t is None else count_batch(t, encoded, n_old) for t in now]
+        if output == "count" and out_path is None and tallied and all(tallied):
+            seconds = time.perf_counter() - t0
+            result = self._tallied_result(tallied, encoded, name, n_old, seconds)
+        else:
+            result = self._run(source, scope, output, out_path, limit, progress, timeout, encoded)
         self._table = combined  # the run succeeded: commit
         self._state = state if state is not None else self._prepare()
+        self._enc = encoded if encoded is not None else self._enc
+        if tallied is not None and all(t is not None for t, s in zip(tallied, self._shapes) if s):
+            self._tallies = [None if t is None else t[2] for t in tallied]
+        else:
+            self._tallies = self._build_tallies()
         self._batches += 1
         self._totals = [t + d.violations for t, d in zip(self._totals, result.dcs, strict=True)]
         return result
@@ -190,6 +208,35 @@ class Detector:
         batch's fraction widens them), then the user's schema."""
         fixed = {c: ("number" if k in ("int", "float") else k) for c, k in self._kinds.items()}
         return {**fixed, **self._schema}
+
+    def _build_tallies(self) -> list[KeyTally | None] | None:
+        """Per-key tallies of the key- and FD-shaped DCs (:mod:`facet.key_tallies`)
+        over the whole table; ``None`` when no DC has that shape (or appends do not
+        extend the encoding)."""
+        if self._enc is None or not self.config.append_tallies or not any(self._shapes):
+            return None
+        return [None if s is None else build(self._enc, *s) for s in self._shapes]
+
+    def _tallied_result(
+        self, tallied: list, enc: EncodedTable, name: str, n_old: int, seconds: float
+    ) -> Result:
+        """The count report of an append whose every DC is tallied: no engine run
+        (``seconds``: typing, encoding and counting the batch, shared by the DCs);
+        its rows, pairs and blocks are computed on demand by a scoped session."""
+        share = seconds / len(self.dcs)
+        dcs = [
+            DCResult(dc.id if dc.id is not None else i, dc.name, dc.body(), v, r, share)
+            for i, (dc, (v, r, _t)) in enumerate(zip(self.dcs, tallied, strict=True))
+        ]
+        warnings = list(enc.warnings)
+        for w in warnings:
+            if self._on_warning is not None:
+                self._on_warning(w)
+        return Result(
+            rows=enc.n, dcs=dcs, source=name, load_seconds=self._load_seconds,
+            warmup_seconds=0.0, output="count", mode=self.mode, warnings=warnings,
+            _session=_ScopedSession(self, enc, n_old, name),
+        )  # fmt: skip
 
     def _batch_schema(self) -> dict[str, str]:
         """The types a CSV batch is read with to extend the encoding: a column the
@@ -243,3 +290,25 @@ class Detector:
             if self._on_warning is not None:
                 self._on_warning(w)
         return result
+
+
+class _ScopedSession:
+    """A tallied append's session, opened when its result is asked for rows,
+    pairs or blocks: the scoped run over the table as it was after that append."""
+
+    def __init__(self, det: Detector, enc: EncodedTable, n_old: int, name: str) -> None:
+        self._args = (det, enc, n_old, name)
+        self._session: Any = None
+
+    def __getattr__(self, attr: str) -> Any:
+        if self._session is None:
+            det, enc, n_old, name = self._args
+            scope = np.zeros(enc.n, np.bool_)
+            scope[n_old:] = True
+            table = det._table if det._table.num_rows == enc.n else det._table.slice(0, enc.n)
+            source = Source(table, name, det._text, list(det._columns), enc.n)
+            self._session = open_local(
+                source, det.dcs, det._use, det._schema_map(), det.config, ("count",), True,
+                Monitor(), scope=scope, encoded=enc,
+            ).session  # fmt: skip
+        return getattr(self._session, attr)

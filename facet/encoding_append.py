@@ -43,15 +43,62 @@ from facet.kernels.dictionary import encode_bytes
 from facet.loading import Source
 from facet.planner.config import Config
 
+#: a text index's delta is folded into its main array past an eighth of it or this many
+_DELTA_MIN = 4096
 
-@dataclass
+
+@dataclass(frozen=True)
 class _TextIndex:
-    """An equality text component's codes by hash: hashes sorted, the code at
-    each, and the value of every code (to confirm a hash match)."""
+    """An equality text component's codes by hash -- a sorted main array and a
+    small sorted delta the batches go into, folded into the main one past an
+    eighth of it --, the value of every code (Arrow chunks, to confirm a hash
+    match) and the per-code hashes in a buffer with room to grow (the encoded
+    table's dictionary is a view of it)."""
 
-    sorted_hashes: np.ndarray
-    code_at: np.ndarray
-    strings: pa.Array
+    main_hashes: np.ndarray
+    main_codes: np.ndarray
+    delta_hashes: np.ndarray
+    delta_codes: np.ndarray
+    strings: tuple[pa.Array, ...]
+    hashes: np.ndarray
+
+    def find(self, h: np.ndarray) -> np.ndarray:
+        """The code of each hash (``NULL`` where none)."""
+        out = np.full(h.size, NULL, np.int64)
+        for keys, codes in (
+            (self.main_hashes, self.main_codes),
+            (self.delta_hashes, self.delta_codes),
+        ):
+            if keys.size:
+                at = np.minimum(np.searchsorted(keys, h), keys.size - 1)
+                hit = keys[at] == h
+                out[hit] = codes[at[hit]]
+        return out
+
+    def values(self, codes: np.ndarray) -> pa.ChunkedArray:
+        return pa.chunked_array(self.strings, pa.large_binary()).take(pa.array(codes))
+
+    def add(self, d: int, fresh: np.ndarray, strings: pa.Array) -> _TextIndex:
+        """Codes ``d, d + 1, ..`` for the hashes ``fresh`` with values ``strings``."""
+        codes = d + np.arange(fresh.size, dtype=np.int64)
+        order = np.argsort(fresh, kind="stable")
+        at = np.searchsorted(self.delta_hashes, fresh[order])
+        dh = np.insert(self.delta_hashes, at, fresh[order])
+        dc = np.insert(self.delta_codes, at, codes[order])
+        mh, mc = self.main_hashes, self.main_codes
+        if dh.size > max(_DELTA_MIN, mh.size // 8):
+            at = np.searchsorted(mh, dh)
+            mh, mc = np.insert(mh, at, dh), np.insert(mc, at, dc)
+            dh, dc = dh[:0], dc[:0]
+        chunks = (*self.strings, strings.cast(pa.large_binary()))
+        if len(chunks) > 32:
+            chunks = (pa.concat_arrays(list(chunks)),)
+        buf = self.hashes
+        if d + fresh.size > buf.size:
+            buf = np.empty(max(2 * buf.size, d + fresh.size), np.uint64)
+            buf[:d] = self.hashes[:d]
+        buf[d : d + fresh.size] = fresh
+        return _TextIndex(mh, mc, dh, dc, chunks, buf)
 
 
 @dataclass
@@ -60,6 +107,9 @@ class AppendState:
     (by its first column) the hash index, built from the table on first use."""
 
     text: dict[str, _TextIndex] = field(default_factory=dict)
+    #: the last extension's moved rank columns: ``remap[code + 1]`` is the old
+    #: code's new one (slot 0: NULL); what :mod:`facet.key_tallies` moves its keys by
+    remaps: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def prepare(
@@ -142,7 +192,7 @@ def _extend_component(
     k = len(cols)
     allv = pa.concat_arrays([p.cast(parts[0].type) for p in parts[:k]])
     if route == "ranks":
-        done = _extend_ranks(cols, allv, const_keys, enc, out)
+        done = _extend_ranks(cols, allv, const_keys, enc, out, new_state)
     else:
         done = _extend_text(comp, allv, enc, state, new_state, table, schema, use, out, tune)
     if done:
@@ -167,6 +217,7 @@ def _extend_ranks(
     const_keys: list,
     enc: EncodedTable,
     out: EncodedTable,
+    new_state: AppendState,
 ) -> bool:
     dictionary = enc.values[cols[0]]
     if not isinstance(dictionary, pa.Array):
@@ -214,6 +265,8 @@ def _extend_ranks(
         if c in out.distinct:
             out.distinct[c] = len(new_dict)
     if remap is not None:
+        for c in cols:
+            new_state.remaps[c] = remap
         for key in const_keys:
             out.const_codes[key] = int(remap[enc.const_codes[key] + 1])
     return True
@@ -248,18 +301,12 @@ def _extend_text(
     if not exact:
         return False
     h = local_hash.astype(np.uint64, copy=False)
-    at = np.searchsorted(index.sorted_hashes, h)
-    inside = at < index.sorted_hashes.size
-    match = np.zeros(h.size, np.bool_)
-    match[inside] = index.sorted_hashes[at[inside]] == h[inside]
-    old_code = np.full(h.size, NULL, np.int64)
-    old_code[match] = index.code_at[at[match]]
+    old_code = index.find(h)
+    match = old_code >= 0
     if match.any():  # a hash match is confirmed byte for byte
-        mine = allv.take(pa.array(first[match]))
-        theirs = index.strings.take(pa.array(old_code[match]))
-        if not pc.all(
-            pc.equal(mine.cast(pa.large_binary()), theirs.cast(pa.large_binary()))
-        ).as_py():
+        mine = allv.take(pa.array(first[match])).cast(pa.large_binary())
+        theirs = index.values(old_code[match])
+        if not pc.all(pc.equal(mine, theirs)).as_py():
             return False
     d = len(dictionary)
     fresh = np.flatnonzero(~match)
@@ -270,8 +317,9 @@ def _extend_text(
     glob[1:] = g
     batch_codes = glob[local.astype(np.int64) + 1]
     n, m = enc.n, out.n - enc.n
-    new_hashes = np.concatenate([dictionary.hashes, local_hash[fresh]])
-    new_dict = HashedDictionary(new_hashes)
+    if fresh.size:
+        index = index.add(d, h[fresh], allv.take(pa.array(first[fresh])))
+    new_dict = HashedDictionary(index.hashes[: d + fresh.size])
     for i, c in enumerate(cols):
         row = enc.index[c]
         out.codes[row, :n] = enc.codes[row]
@@ -280,20 +328,6 @@ def _extend_text(
         out.domain[c] = len(new_dict)
         if c in out.distinct:
             out.distinct[c] = len(new_dict)
-    if fresh.size:
-        fh = h[fresh]
-        order = np.argsort(fh, kind="stable")
-        slots = np.searchsorted(index.sorted_hashes, fh[order])
-        index = _TextIndex(
-            np.insert(index.sorted_hashes, slots, fh[order]),
-            np.insert(index.code_at, slots, (d + np.arange(fresh.size))[order]),
-            pa.concat_arrays(
-                [
-                    index.strings.cast(pa.large_binary()),
-                    allv.take(pa.array(first[fresh])).cast(pa.large_binary()),
-                ]
-            ),
-        )
     new_state.text[cols[0]] = index
     return True
 
@@ -326,4 +360,10 @@ def _text_index(
     strings = allv.take(pa.array(first))
     hashes = dictionary.hashes.astype(np.uint64, copy=False)
     order = np.argsort(hashes, kind="stable")
-    return _TextIndex(hashes[order], order.astype(np.int64), strings)
+    buf = np.empty(max(2 * d, 1024), np.uint64)
+    buf[:d] = hashes
+    return _TextIndex(hashes[order], order.astype(np.int64), _EMPTY_U, _EMPTY_I, (strings,), buf)
+
+
+_EMPTY_U = np.empty(0, np.uint64)
+_EMPTY_I = np.empty(0, np.int64)

@@ -136,6 +136,9 @@ class Config:
     #: (facet/encoding_append.py) instead of encoding the whole table again
     #: (False: always encode again; the answer is the same)
     append_extends: bool = True
+    #: ... and counts a key- or FD-shaped DC's appends from per-key tallies
+    #: (facet/key_tallies.py) instead of a scoped run (False: always the scoped run)
+    append_tallies: bool = True
     #: a small group goes pair by pair when |L||R| <= this x (|L| + |R|) (the cost of
     #: a closed form per tid, in pair checks)
     nested_cost: int = 16

@@ -154,6 +154,37 @@ def test_the_common_columns_extend():
         assert _check_split(text, rules, cut, text=True), cut
 
 
+def test_text_codes_through_many_appends(monkeypatch):
+    """Equality text through ten appends, the hash index's delta folded into its
+    main array at once (and not): every append codes as encoding all would."""
+    import facet.encoding_append as ea
+
+    rng = np.random.default_rng(9)
+    words = np.array([f"w{i}" for i in range(300)], dtype=object)
+    table = pa.table(
+        {"s": pa.array(words[rng.integers(0, 300, 1000)].tolist()), "k": rng.integers(0, 9, 1000)}
+    )
+    rules = load_dcs(None, ["not(t.s = t'.s and t.k != t'.k)"])
+    use = analyze(rules)
+    for fold in (0, 4096):
+        monkeypatch.setattr(ea, "_DELTA_MIN", fold)
+        enc = encode(_source(table.slice(0, 100), False), use, {}, DEFAULT)
+        state = prepare(enc, table.slice(0, 100), use, {})
+        for hi in range(200, 1001, 100):
+            out = extend(
+                enc,
+                state,
+                table.slice(0, hi - 100),
+                _source(table.slice(hi - 100, 100), False),
+                use,
+                {},
+                DEFAULT,
+            )
+            assert out is not None
+            enc, state = out
+            _coded_alike(use, enc, encode(_source(table.slice(0, hi), False), use, {}, DEFAULT))
+
+
 @pytest.mark.parametrize(
     ("base", "batch", "dc"),
     [
@@ -195,10 +226,10 @@ def test_a_hash_collision_declines(monkeypatch):
     real = extend(old, state, base, _source(batch, False), use, {}, DEFAULT)
     assert real is not None  # without a collision it extends
     gamma = real[0].values["s"].hashes[-1]
-    index.sorted_hashes[0] = gamma  # pretend an old value hashes as "gamma"
-    order = np.argsort(index.sorted_hashes, kind="stable")
-    index.sorted_hashes[:] = index.sorted_hashes[order]
-    index.code_at[:] = index.code_at[order]
+    index.main_hashes[0] = gamma  # pretend an old value hashes as "gamma"
+    order = np.argsort(index.main_hashes, kind="stable")
+    index.main_hashes[:] = index.main_hashes[order]
+    index.main_codes[:] = index.main_codes[order]
     assert extend(old, state, base, _source(batch, False), use, {}, DEFAULT) is None
 
 
