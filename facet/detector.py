@@ -156,9 +156,15 @@ class Detector:
         if encoded is not None and self._tallies is not None:
             now = [None if t is None else moved(t, encoded, state.remaps) for t in self._tallies]
             tallied = [None if t is None else count_batch(t, encoded, n_old) for t in now]
-        if output == "count" and out_path is None and tallied and all(tallied):
+        if output == "count" and out_path is None and tallied and any(tallied):
             seconds = time.perf_counter() - t0
-            result = self._tallied_result(tallied, encoded, name, n_old, seconds)
+            rest = [dc for dc, t in zip(self.dcs, tallied, strict=True) if t is None]
+            sub = None
+            if rest:  # the DCs without tallies: a scoped run of their own
+                sub = self._run(
+                    source, scope, output, None, limit, progress, timeout, encoded, rest
+                )
+            result = self._tallied_result(tallied, encoded, name, n_old, seconds, sub)
         else:
             result = self._run(source, scope, output, out_path, limit, progress, timeout, encoded)
         self._table = combined  # the run succeeded: commit
@@ -218,24 +224,40 @@ class Detector:
         return [None if s is None else build(self._enc, *s) for s in self._shapes]
 
     def _tallied_result(
-        self, tallied: list, enc: EncodedTable, name: str, n_old: int, seconds: float
+        self,
+        tallied: list,
+        enc: EncodedTable,
+        name: str,
+        n_old: int,
+        seconds: float,
+        sub: Result | None,
     ) -> Result:
-        """The count report of an append whose every DC is tallied: no engine run
-        (``seconds``: typing, encoding and counting the batch, shared by the DCs);
-        its rows, pairs and blocks are computed on demand by a scoped session."""
+        """The count report of an append whose DCs are tallied (``seconds``: typing,
+        encoding and counting the batch, shared by the DCs) but for those ``sub``
+        ran (in order); its rows, pairs and blocks are computed on demand by a
+        scoped session of every DC."""
         share = seconds / len(self.dcs)
-        dcs = [
-            DCResult(dc.id if dc.id is not None else i, dc.name, dc.body(), v, r, share)
-            for i, (dc, (v, r, _t)) in enumerate(zip(self.dcs, tallied, strict=True))
-        ]
-        warnings = list(enc.warnings)
-        for w in warnings:
-            if self._on_warning is not None:
-                self._on_warning(w)
+        ran = iter([] if sub is None else sub.dcs)
+        dcs = []
+        for i, (dc, t) in enumerate(zip(self.dcs, tallied, strict=True)):
+            ident = dc.id if dc.id is not None else i
+            if t is None:
+                d = next(ran)
+                dcs.append(DCResult(ident, dc.name, dc.body(), d.violations, d.rows_involved,
+                                    d.seconds, arity=d.arity, work=d.work))  # fmt: skip
+            else:
+                dcs.append(DCResult(ident, dc.name, dc.body(), t[0], t[1], share))
+        if sub is None:
+            warnings = list(enc.warnings)
+            for w in warnings:
+                if self._on_warning is not None:
+                    self._on_warning(w)
+        else:
+            warnings = sub.warnings  # reported by its run
         return Result(
             rows=enc.n, dcs=dcs, source=name, load_seconds=self._load_seconds,
-            warmup_seconds=0.0, output="count", mode=self.mode, warnings=warnings,
-            _session=_ScopedSession(self, enc, n_old, name),
+            warmup_seconds=0.0 if sub is None else sub.warmup_seconds, output="count",
+            mode=self.mode, warnings=warnings, _session=_ScopedSession(self, enc, n_old, name),
         )  # fmt: skip
 
     def _batch_schema(self) -> dict[str, str]:
@@ -264,12 +286,13 @@ class Detector:
         progress: ProgressCallback | None,
         timeout: float | None,
         encoded: EncodedTable | None = None,
+        dcs: list[DC] | None = None,
     ) -> Result:
         opened: list[Opened] = []
 
         def opener(monitor: Any) -> Opened:
             o = open_local(
-                source, self.dcs, self._use, self._schema_map(), self.config,
+                source, self.dcs if dcs is None else dcs, self._use, self._schema_map(), self.config,
                 ("count", output), True, monitor, scope=scope, load_seconds=self._load_seconds,
                 encoded=encoded,
             )  # fmt: skip
