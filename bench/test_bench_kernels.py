@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from facet.kernels.count import count_groups, count_keyed
+from facet.kernels.count import _count_two, count_groups, count_keyed
 from facet.kernels.dictionary import encode_bytes
 from facet.kernels.ranks import dense_ranks
 from facet.kernels.refine import refine
@@ -120,6 +120,26 @@ def test_bench_count_keyed(benchmark, kind):
     benchmark.pedantic(run, rounds=7, warmup_rounds=1)
     sizes = np.bincount(codes[1], minlength=d1).astype(np.int64)
     assert int(deg_l.sum()) == N * N - int((sizes**2).sum())
+
+
+def test_bench_count_two_lopsided(benchmark):
+    """A scoped run's or an append's group: 10k rows against 1M, both keys over ~1M
+    codes (price/discount-like: the second key few codes; recoded to the small
+    side's values, counted from the prefix grid)."""
+    rng = np.random.default_rng(4)
+    m = 10_000
+    q1, p1 = rng.integers(0, N, m), rng.integers(0, N, N)
+    q2, p2 = rng.integers(0, 11, m), rng.integers(0, 11, N)
+    out_q, out_p = np.empty(m, np.int64), np.empty(N, np.int64)
+
+    def run():
+        _count_two(q1, q2, p1, p2, OP_GT, OP_LT, N, 11, out_q, out_p, TUNE)
+
+    run()
+    benchmark.pedantic(run, rounds=7, warmup_rounds=1)
+    assert out_q.sum() == out_p.sum()
+    for i in (0, 1, m - 1):  # spot checks against brute force
+        assert out_q[i] == int(np.count_nonzero((q1[i] > p1) & (q2[i] < p2)))
 
 
 def test_bench_count_two(benchmark):
