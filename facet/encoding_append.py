@@ -107,8 +107,9 @@ class AppendState:
     (by its first column) the hash index, built from the table on first use."""
 
     text: dict[str, _TextIndex] = field(default_factory=dict)
-    #: the last extension's moved rank columns: ``remap[code + 1]`` is the old
-    #: code's new one (slot 0: NULL); what :mod:`facet.key_tallies` moves its keys by
+    #: the last extension's moved rank columns: ``remap[code]`` is the old
+    #: code's new one (the last slot is NULL: code -1 indexes it); what
+    #: :mod:`facet.key_tallies` moves its keys by
     remaps: dict[str, np.ndarray] = field(default_factory=dict)
 
 
@@ -243,9 +244,9 @@ def _extend_ranks(
         merged = np.insert(old, slots, fresh)
         shift = np.zeros(d + 1, np.int64)
         np.add.at(shift, slots, 1)
-        remap = np.empty(d + 1, np.int32)  # remap[c + 1]: old code c's new code; NULL stays
-        remap[0] = NULL
-        remap[1:] = np.arange(d) + np.cumsum(shift)[:d]
+        remap = np.empty(d + 1, np.int32)  # remap[c]: old code c's new code; NULL (-1)
+        remap[:d] = np.arange(d) + np.cumsum(shift)[:d]  # NULL (-1) indexes the last slot
+        remap[d] = NULL
         new_dict = pa.array(merged.astype(old.dtype, copy=False)).view(dictionary.type)
     else:
         merged, remap, new_dict = old, None, dictionary
@@ -258,7 +259,7 @@ def _extend_ranks(
         if remap is None:
             out.codes[row, :n] = enc.codes[row]
         else:
-            np.take(remap, enc.codes[row] + 1, out=out.codes[row, :n])
+            np.take(remap, enc.codes[row], out=out.codes[row, :n])
         out.codes[row, n:] = batch_codes[i * m : (i + 1) * m]
         out.values[c] = new_dict
         out.domain[c] = len(new_dict)
@@ -268,7 +269,7 @@ def _extend_ranks(
         for c in cols:
             new_state.remaps[c] = remap
         for key in const_keys:
-            out.const_codes[key] = int(remap[enc.const_codes[key] + 1])
+            out.const_codes[key] = int(remap[enc.const_codes[key]])
     return True
 
 

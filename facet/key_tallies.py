@@ -165,7 +165,7 @@ def build(enc: EncodedTable, xs: list[str], y: str | None) -> KeyTally | None:
 
 def moved(tally: KeyTally, enc: EncodedTable, remaps: dict[str, np.ndarray]) -> KeyTally | None:
     """The tallies in the codes of an extended encoding ``enc``: digits of a column
-    whose ranks moved (``remaps[col][code + 1]``, order kept) are mapped, and the
+    whose ranks moved (``remaps[col][code]``, order kept) are mapped, and the
     keys are repacked when a column outgrew its digit; ``None`` when they no longer
     fit."""
     cols = tally.cols
@@ -183,7 +183,7 @@ def moved(tally: KeyTally, enc: EncodedTable, remaps: dict[str, np.ndarray]) -> 
         digits = []
         for c, sh, w in zip(names, _shifts(old_w), old_w, strict=True):
             d = (keys >> sh) & ((1 << w) - 1)
-            digits.append(remaps[c][d + 1].astype(np.int64) if c in remaps else d)
+            digits.append(remaps[c][d].astype(np.int64) if c in remaps else d)
         return _pack(digits, new_w) if keys.size else keys
 
     nx = len(tally.xs)
