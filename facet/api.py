@@ -197,7 +197,7 @@ def open_local(
     monitor.start("encode")
     enc = encode(source, use, schema_map, config) if encoded is None else encoded
     monitor.end()
-    warnings = list(enc.warnings) + _reinterpretation_warnings(
+    warnings = list(enc.warnings) + reinterpretation_warnings(
         dc_list, enc.kinds, enc.ordered, enc.from_text
     )
     created = create_engine(engine, enc, config)
@@ -266,7 +266,7 @@ def _open_spark(
         config.but(threads=1),
     )  # fmt: skip
     ordered = {c: comp.ordered for comp in use.components for c in comp.columns}
-    warnings = list(table.warnings) + _reinterpretation_warnings(
+    warnings = list(table.warnings) + reinterpretation_warnings(
         dc_list, table.schema, ordered, table.text
     )
     for w in warnings:
@@ -796,7 +796,7 @@ def _share_output_time(result: Result, seconds: float, written: list[int] | None
             res.written = written[i]
 
 
-def _reinterpretation_warnings(
+def reinterpretation_warnings(
     dcs: list[DC], kinds: Mapping[str, str], ordered: Mapping[str, bool], from_text: bool
 ) -> list[str]:
     """docs/semantics.md §4.3: warn when one DC's order predicate turns another

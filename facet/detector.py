@@ -30,7 +30,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from facet.api import Opened, RulesLike, load_dcs, open_local, run_detection
+from facet.api import (
+    Opened,
+    RulesLike,
+    load_dcs,
+    open_local,
+    reinterpretation_warnings,
+    run_detection,
+)
 from facet.column_types import analyze, parse_schema
 from facet.encoding import EncodedTable
 from facet.encoding_append import AppendState, extend, prepare
@@ -247,8 +254,10 @@ class Detector:
                                     d.seconds, arity=d.arity, work=d.work))  # fmt: skip
             else:
                 dcs.append(DCResult(ident, dc.name, dc.body(), t[0], t[1], share))
-        if sub is None:
-            warnings = list(enc.warnings)
+        if sub is None:  # as a run on this encoding would warn
+            warnings = list(enc.warnings) + reinterpretation_warnings(
+                self.dcs, enc.kinds, enc.ordered, enc.from_text
+            )
             for w in warnings:
                 if self._on_warning is not None:
                     self._on_warning(w)

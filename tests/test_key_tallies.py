@@ -103,6 +103,7 @@ def test_tallies_off_give_the_same_answer():
         (d.violations, d.rows_involved) for d in b.dcs
     ]
     assert a.tuples().equals(b.tuples())
+    assert a.warnings == b.warnings and a.rows == b.rows
 
 
 @pytest.mark.parametrize(
