@@ -17,7 +17,10 @@ is refused with :class:`~facet.errors.FacetInputError` and changes nothing.
 An append types and encodes the batch only: the detector keeps the table's encoding and
 extends its dictionaries (:mod:`facet.encoding_append`); when a batch changes a column's
 typing (an int column meeting a fraction) or a component cannot be extended exactly, the
-whole table is encoded again.  bench/results/scoped.md measures appends against a full run.
+whole table is encoded again.  Keys and FDs are counted from per-key tallies
+(:mod:`facet.key_tallies`) and DCs of two inequalities from dominance indexes
+(:mod:`facet.dominance_index`), both kept between appends, so their count-only appends run
+no engine.  bench/results/scoped.md measures appends against a full run.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from facet import dominance_index, key_tallies
 from facet.api import (
     Opened,
     RulesLike,
@@ -42,7 +46,6 @@ from facet.column_types import analyze, parse_schema
 from facet.encoding import EncodedTable
 from facet.encoding_append import AppendState, extend, prepare
 from facet.errors import FacetInputError
-from facet.key_tallies import KeyTally, build, count_batch, moved, shape
 from facet.language.ast import DC
 from facet.language.normalize import normalize
 from facet.loading import Source, load
@@ -98,7 +101,7 @@ class Detector:
         self.initial = self._run(source, None, output, None, None, None, None)
         self._table = source.table
         self._state = self._prepare()
-        self._shapes = [shape(normalize(dc)) for dc in self.dcs]
+        self._shapes = [self._counter(normalize(dc)) for dc in self.dcs]
         self._tallies = self._build_tallies()
         self._batches = 0
         self._totals = [d.violations for d in self.initial.dcs]
@@ -161,8 +164,10 @@ class Detector:
         encoded, state = extended if extended is not None else (None, None)
         tallied = None
         if encoded is not None and self._tallies is not None:
-            now = [None if t is None else moved(t, encoded, state.remaps) for t in self._tallies]
-            tallied = [None if t is None else count_batch(t, encoded, n_old) for t in now]
+            tallied = []
+            for s, t in zip(self._shapes, self._tallies, strict=True):
+                t = None if t is None else s[0].moved(t, encoded, state.remaps)
+                tallied.append(None if t is None else s[0].count_batch(t, encoded, n_old))
         if output == "count" and out_path is None and tallied and any(tallied):
             seconds = time.perf_counter() - t0
             rest = [dc for dc, t in zip(self.dcs, tallied, strict=True) if t is None]
@@ -222,13 +227,23 @@ class Detector:
         fixed = {c: ("number" if k in ("int", "float") else k) for c, k in self._kinds.items()}
         return {**fixed, **self._schema}
 
-    def _build_tallies(self) -> list[KeyTally | None] | None:
-        """Per-key tallies of the key- and FD-shaped DCs (:mod:`facet.key_tallies`)
-        over the whole table; ``None`` when no DC has that shape (or appends do not
-        extend the encoding)."""
-        if self._enc is None or not self.config.append_tallies or not any(self._shapes):
+    def _counter(self, nd: Any) -> tuple[Any, tuple] | None:
+        """How an append counts the DC ``nd`` without a scoped run: the module
+        (:mod:`facet.key_tallies` for keys and FDs, :mod:`facet.dominance_index`
+        for two inequalities) and its ``build`` arguments; ``None``: a scoped run."""
+        if self.config.append_tallies and (s := key_tallies.shape(nd)) is not None:
+            return key_tallies, s
+        if self.config.append_indexes and (d := dominance_index.shape(nd)) is not None:
+            return dominance_index, (d,)
+        return None
+
+    def _build_tallies(self) -> list[Any] | None:
+        """The per-DC counting state of appends over the whole table (per-key
+        tallies, dominance indexes); ``None`` when no DC has such a shape (or
+        appends do not extend the encoding)."""
+        if self._enc is None or not self.config.append_extends or not any(self._shapes):
             return None
-        return [None if s is None else build(self._enc, *s) for s in self._shapes]
+        return [None if s is None else s[0].build(self._enc, *s[1]) for s in self._shapes]
 
     def _tallied_result(
         self,

@@ -139,6 +139,9 @@ class Config:
     #: ... and counts a key- or FD-shaped DC's appends from per-key tallies
     #: (facet/key_tallies.py) instead of a scoped run (False: always the scoped run)
     append_tallies: bool = True
+    #: ... and a two-inequality DC's appends from a dominance index
+    #: (facet/dominance_index.py) instead of a scoped run (False: the scoped run)
+    append_indexes: bool = True
     #: a small group goes pair by pair when |L||R| <= this x (|L| + |R|) (the cost of
     #: a closed form per tid, in pair checks)
     nested_cost: int = 16

@@ -532,3 +532,77 @@ def test_count_composite_equals_its_naive_twin(data):
     assert np.array_equal(deg_l, want_l)
     assert np.array_equal(deg_r, want_r)
     assert total == want_l.sum()
+
+
+# ------------------------------------------------------------------ dominance indexes
+@settings(max_examples=examples(300, 40), deadline=None, suppress_health_check=SLOW)
+@given(st.data())
+def test_wavelet_counts_are_the_naive_counts(data):
+    """``count_less`` over every position range equals counting the sequence."""
+    from facet.kernels.dominance import count_less, wavelet_build
+
+    ys = np.array(data.draw(st.lists(st.integers(0, 200), min_size=0, max_size=150)), np.int64)
+    nbits = max(int(ys.max(initial=0)), 1).bit_length()
+    words, ones, zeros = wavelet_build(ys, nbits)
+    for _ in range(10):
+        lo = data.draw(st.integers(0, ys.size))
+        hi = data.draw(st.integers(lo, ys.size))
+        v = data.draw(st.integers(-2, (1 << nbits) + 2))
+        assert count_less(words, ones, zeros, lo, hi, v) == int((ys[lo:hi] < v).sum())
+
+
+@settings(max_examples=examples(300, 40), deadline=None, suppress_health_check=SLOW)
+@given(st.data())
+def test_orthant_and_union_counts_are_the_naive_counts(data):
+    """Points sorted by segment then ``x``: per query the points of its segment in
+    its orthant, and the points in the union of every query's two orthants."""
+    from facet.kernels.dominance import orthant_counts, union_count, wavelet_build
+
+    sizes = data.draw(st.lists(st.integers(0, 30), min_size=1, max_size=4))
+    span = data.draw(st.integers(1, 12))
+    xs, ys, seg = [], [], [0]
+    for m in sizes:
+        pts = sorted(data.draw(st.lists(st.tuples(st.integers(0, span), st.integers(0, span)),
+                                        min_size=m, max_size=m)))  # fmt: skip
+        xs += [p[0] for p in pts]
+        ys += [p[1] for p in pts]
+        seg.append(seg[-1] + m)
+    xs, ys = np.array(xs, np.int64), np.array(ys, np.int64)
+    ymax = span
+    words, ones, zeros = wavelet_build(ys, max(ymax, 1).bit_length())
+    # queries grouped by segment (a segment once), each with two orthant families
+    groups = data.draw(
+        st.lists(st.integers(0, len(sizes) - 1), min_size=1, max_size=4, unique=True)
+    )
+    starts, glo, ghi, qlo, qhi = [0], [], [], [], []
+    for g in groups:
+        k = data.draw(st.integers(1, 6))
+        starts.append(starts[-1] + k)
+        glo.append(seg[g])
+        ghi.append(seg[g + 1])
+        qlo += [seg[g]] * k
+        qhi += [seg[g + 1]] * k
+    q = starts[-1]
+    bound = st.integers(-1, span + 1)
+    le1, ge1, le2, ge2 = (data.draw(st.booleans()) for _ in range(4))
+    bx1, by1, bx2, by2 = (np.array(data.draw(st.lists(bound, min_size=q, max_size=q)), np.int64)
+                          for _ in range(4))  # fmt: skip
+
+    def inside(i: int, le: bool, ge: bool, bx, by) -> np.ndarray:
+        in_x = xs <= bx[i] if le else xs >= bx[i]
+        in_y = ys >= by[i] if ge else ys <= by[i]
+        pos = np.arange(xs.size)
+        return in_x & in_y & (pos >= qlo[i]) & (pos < qhi[i])
+
+    lo_a, hi_a = np.array(qlo, np.int64), np.array(qhi, np.int64)
+    ylo = np.clip(by1, 0, None) if ge1 else np.zeros(q, np.int64)
+    yhi = np.full(q, ymax, np.int64) if ge1 else by1
+    got = orthant_counts(words, ones, zeros, xs, lo_a, hi_a, le1, bx1, ylo, yhi)
+    assert got.tolist() == [int(inside(i, le1, ge1, bx1, by1).sum()) for i in range(q)]
+    union = np.zeros(xs.size, np.bool_)
+    for i in range(q):
+        union |= inside(i, le1, ge1, bx1, by1) | inside(i, le2, ge2, bx2, by2)
+    got = union_count(words, ones, zeros, xs, ymax, np.array(starts, np.int64),
+                      np.array(glo, np.int64), np.array(ghi, np.int64),
+                      le1, ge1, bx1, by1, le2, ge2, bx2, by2)  # fmt: skip
+    assert got == int(union.sum())

@@ -1,0 +1,393 @@
+"""Appends to DCs of two inequalities counted from per-DC dominance indexes
+(issue 11; docs/semantics.md §11, docs/architecture.md "Incremental detection").
+
+Shape: same-column equalities on columns ``K`` (none or more) and exactly two
+inequalities ``t.A1 op1 t'.X`` and ``t.A2 op2 t'.Y`` with ``{A1, A2} = {X, Y}``
+two distinct columns outside ``K``, and no other predicate: price/discount,
+salary/rate within a state, ship/receipt dates.  Every row is then a point
+``(x, y)`` of one plane under its key, and for a row ``s`` of a batch the rows
+``t`` with ``P(s, t)`` are those of ``s``'s key in an orthant (``t.X`` and ``t.Y``
+each bounded by one of ``s``'s values), as are those with ``P(t, s)``.  So with
+the old rows indexed,
+
+* ``s``'s degrees are two orthant counts per index level (O(log n) each, with a
+  wavelet matrix over ``y`` in ``(key, x)`` order: ``kernels/dominance.py``);
+* the violations are ``sum_s |O2(s) ∩ old| + |O1(s) ∩ old|`` plus the batch's
+  own pairs (the same counts against the batch's level, ``(s, s)`` taken off);
+* the old rows involved are the old points in the union of every orthant of
+  the batch: per key and per orthant family a staircase, counted slab by slab.
+
+No old row is read.  The index is a list of levels, each sorted and coded on its
+own (its distinct ``x`` and ``y`` codes map its dense ranks to the table's
+codes; an append inserting values among a column's ranks maps these arrays,
+not the points); a batch becomes a level, and the two last levels are merged
+while the older is at most twice the newer (an LSM tree: a point is rewritten
+O(log n) times).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from facet.encoding import EncodedTable
+from facet.kernels.dominance import orthant_counts, union_count, wavelet_build
+from facet.language.normalize import NormalDC
+
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_BITS = 62
+#: the last two levels are merged while the older holds at most this x the newer's points
+_MERGE_RATIO = 2
+
+
+@dataclass(frozen=True)
+class Family:
+    """The orthant of the rows ``t`` a row ``s`` pairs with in one role:
+    ``t.X xop s.[xcol]`` and ``t.Y yop s.[ycol]``."""
+
+    xcol: str
+    xop: str
+    ycol: str
+    yop: str
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A DC the index answers: key columns, the plane's columns, the orthant of
+    ``P(s, t)`` (``t`` second: ``second``) and of ``P(t, s)`` (``first``), and
+    the DC's two inequalities ``(a, op, b)`` (for ``P(s, s)``)."""
+
+    keys: tuple[str, ...]
+    x: str
+    y: str
+    second: Family
+    first: Family
+    ineqs: tuple[tuple[str, str, str], tuple[str, str, str]]
+
+
+def shape(nd: NormalDC) -> Shape | None:
+    """The index's view of ``nd``, or ``None`` when it has another shape."""
+    if nd.arity != 2 or nd.filters:
+        return None
+    keys: list[str] = []
+    ineqs = []
+    for p in nd.preds:
+        if p.op == "=" and p.a == p.b:
+            if p.a not in keys:
+                keys.append(p.a)
+        elif p.op in _FLIP:
+            ineqs.append(p)
+        else:
+            return None
+    if len(ineqs) != 2:
+        return None
+    p1, p2 = ineqs
+    x, y = p1.b, p2.b
+    if x == y or {p1.a, p2.a} != {x, y} or x in keys or y in keys:
+        return None
+    second = Family(p1.a, _FLIP[p1.op], p2.a, _FLIP[p2.op])
+    if p1.a == x:
+        first = Family(p1.b, p1.op, p2.b, p2.op)
+    else:  # t.Y op1 s.X and t.X op2 s.Y
+        first = Family(p2.b, p2.op, p1.b, p1.op)
+    return Shape(tuple(keys), x, y, second, first, ((p1.a, p1.op, p1.b), (p2.a, p2.op, p2.b)))
+
+
+@dataclass(frozen=True)
+class _Level:
+    """Points sorted by key, then ``x``: the distinct keys (codes per key column,
+    in lexicographic order) and their segments ``seg[i] .. seg[i + 1]``; the
+    distinct ``x`` and ``y`` codes (``dx``, ``dy``, increasing) and each point's
+    dense ranks in them (``xs``, ``ys``); the wavelet matrix of ``ys``."""
+
+    ukeys: tuple[np.ndarray, ...]
+    seg: np.ndarray
+    dx: np.ndarray
+    dy: np.ndarray
+    xs: np.ndarray
+    ys: np.ndarray
+    words: np.ndarray
+    ones: np.ndarray
+    zeros: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.xs.shape[0])
+
+    def points(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+        """The points' codes (keys, x, y) in the table's current codes."""
+        counts = np.diff(self.seg)
+        return [np.repeat(k, counts) for k in self.ukeys], self.dx[self.xs], self.dy[self.ys]
+
+
+def _radix(cols: list[np.ndarray]) -> list[int] | None:
+    """Mixed-radix digits packing ``cols`` (non-negative codes) into one int64
+    in lexicographic order, or ``None`` when they do not fit."""
+    digits = [int(c.max()) + 1 if c.size else 1 for c in cols]
+    if sum(max(d - 1, 1).bit_length() for d in digits) > _BITS:
+        return None
+    return digits
+
+
+def _pack(cols: list[np.ndarray], digits: list[int]) -> np.ndarray:
+    out = np.zeros(cols[0].shape[0], np.int64)
+    for c, d in zip(cols, digits, strict=True):
+        out *= d
+        out += c
+    return out
+
+
+def _level(keys: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> _Level | None:
+    """A level over the points ``(keys, x, y)`` (codes, no NULL)."""
+    dx, xl = np.unique(x, return_inverse=True)
+    dy, yl = np.unique(y, return_inverse=True)
+    xl = xl.astype(np.int64)
+    if keys:
+        digits = _radix(keys)
+        if digits is None:
+            return None
+        uk, kid = np.unique(_pack(keys, digits), return_inverse=True)
+        order = np.argsort(kid.astype(np.int64) * max(dx.shape[0], 1) + xl, kind="stable")
+        seg = np.r_[0, np.cumsum(np.bincount(kid, minlength=uk.shape[0]))].astype(np.int64)
+        first = order[seg[:-1]]
+        ukeys = tuple(k[first] for k in keys)
+    else:
+        order = np.argsort(xl, kind="stable")
+        seg = np.array([0, x.shape[0]], np.int64)
+        ukeys = ()
+    xs = xl[order]
+    ys = yl[order].astype(np.int64)
+    nbits = max(int(dy.shape[0]) - 1, 1).bit_length()
+    words, ones, zeros = wavelet_build(ys, nbits)
+    return _Level(ukeys, seg, dx.astype(np.int64), dy.astype(np.int64), xs, ys, words, ones, zeros)
+
+
+@dataclass(frozen=True)
+class DominanceIndex:
+    """The levels of one DC's index (oldest, largest first)."""
+
+    shape: Shape
+    levels: tuple[_Level, ...]
+
+
+def _points(enc: EncodedTable, sh: Shape, start: int, stop: int):
+    """Rows ``start .. stop`` with no NULL in the DC's columns: their positions
+    (from ``start``) and codes (keys, x, y)."""
+    cols = list(sh.keys) + [sh.x, sh.y]
+    codes = [enc.column(c)[start:stop] for c in cols]
+    ok = np.ones(stop - start, np.bool_)
+    for c in codes:
+        ok &= c >= 0
+    at = np.flatnonzero(ok)
+    picked = [c[at].astype(np.int64) for c in codes]
+    return at, picked[:-2], picked[-2], picked[-1]
+
+
+def build(enc: EncodedTable, sh: Shape) -> DominanceIndex | None:
+    """The index of every row of ``enc`` (``None``: keys too wide to pack); the
+    counting kernels are loaded now, so that the first append does not."""
+    _, keys, x, y = _points(enc, sh, 0, enc.n)
+    _warm()
+    if x.shape[0] == 0:
+        return DominanceIndex(sh, ())
+    level = _level(keys, x, y)
+    return None if level is None else DominanceIndex(sh, (level,))
+
+
+def _warm() -> None:
+    """Every kernel of :func:`count_batch` called once on empty input."""
+    lv = _level([], np.zeros(1, np.int64), np.zeros(1, np.int64))
+    assert lv is not None
+    e = np.zeros(0, np.int64)
+    for le in (False, True):
+        orthant_counts(lv.words, lv.ones, lv.zeros, lv.xs, e, e, le, e, e, e)
+        for ge in (False, True):
+            for le2 in (False, True):
+                for ge2 in (False, True):
+                    union_count(lv.words, lv.ones, lv.zeros, lv.xs, 0, np.zeros(1, np.int64),
+                                e, e, le, ge, e, e, le2, ge2, e, e)  # fmt: skip
+
+
+def moved(
+    index: DominanceIndex, enc: EncodedTable, remaps: dict[str, np.ndarray]
+) -> DominanceIndex:
+    """The index in the codes of an extended encoding: the levels' distinct
+    codes of a column whose ranks moved are mapped (``remaps[col][code]``, order
+    kept); the points are not touched."""
+    sh = index.shape
+    if not any(c in remaps for c in (*sh.keys, sh.x, sh.y)):
+        return index
+
+    def m(col: str, codes: np.ndarray) -> np.ndarray:
+        return remaps[col][codes].astype(np.int64) if col in remaps else codes
+
+    levels = tuple(
+        _Level(
+            tuple(m(c, k) for c, k in zip(sh.keys, lv.ukeys, strict=True)),
+            lv.seg,
+            m(sh.x, lv.dx),
+            m(sh.y, lv.dy),
+            lv.xs,
+            lv.ys,
+            lv.words,
+            lv.ones,
+            lv.zeros,
+        )  # fmt: skip
+        for lv in index.levels
+    )
+    return DominanceIndex(sh, levels)
+
+
+def _segments(lv: _Level, keys: list[np.ndarray], digits: list[int] | None):
+    """Each batch row's key segment in ``lv`` (``[lo, hi)``, empty when absent)."""
+    q = keys[0].shape[0] if keys else None
+    if not keys:
+        return None, np.zeros(0, np.int64)
+    assert digits is not None and q is not None
+    level_keys = _pack(list(lv.ukeys), digits)
+    probe = _pack(keys, digits)
+    at = np.minimum(np.searchsorted(level_keys, probe), max(level_keys.shape[0] - 1, 0))
+    hit = level_keys[at] == probe if level_keys.shape[0] else np.zeros(q, np.bool_)
+    gid = np.where(hit, at, -1)
+    return gid, lv.seg
+
+
+def _bounds(lv: _Level, fam: Family, vals: dict[str, np.ndarray]):
+    """The family's orthant of each batch row in ``lv``'s dense ranks:
+    ``(le, bx, ge, by)`` -- ``x <= bx`` (``le``) or ``x >= bx``, and ``y >= by``
+    (``ge``) or ``y <= by``."""
+    vx, vy = vals[fam.xcol], vals[fam.ycol]
+    le = fam.xop in ("<", "<=")
+    side = {"<": "left", "<=": "right", ">": "right", ">=": "left"}
+    bx = np.searchsorted(lv.dx, vx, side[fam.xop]).astype(np.int64) - (1 if le else 0)
+    ge = fam.yop in (">", ">=")
+    by = np.searchsorted(lv.dy, vy, side[fam.yop]).astype(np.int64) - (0 if ge else 1)
+    return le, bx, ge, by
+
+
+def _orthants(lv: _Level, bounds, seg_lo, seg_hi) -> np.ndarray:
+    """Per batch row: the points of its segment in its orthant (``bounds``)."""
+    le, bx, ge, by = bounds
+    ymax = lv.dy.shape[0] - 1
+    ylo = by if ge else np.zeros_like(by)
+    yhi = np.full_like(by, ymax) if ge else by
+    return orthant_counts(lv.words, lv.ones, lv.zeros, lv.xs, seg_lo, seg_hi, le, bx, ylo, yhi)
+
+
+def _holds(a: np.ndarray, op: str, b: np.ndarray) -> np.ndarray:
+    return {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}[op](a, b)
+
+
+def count_batch(
+    index: DominanceIndex, enc: EncodedTable, n_old: int
+) -> tuple[int, int, DominanceIndex] | None:
+    """The violations holding a row of the batch (rows ``n_old ..`` of ``enc``,
+    whose codes ``index`` is in -- see :func:`moved`), the rows they involve, and
+    the index with the batch added; ``None`` when the keys no longer pack."""
+    sh = index.shape
+    _, keys, x, y = _points(enc, sh, n_old, enc.n)
+    q = x.shape[0]
+    if q == 0:
+        return 0, 0, index
+    # the batch in (key, x) order: the levels' lookups then walk their arrays forward
+    if keys:
+        digits = _radix(keys)
+        if digits is None:
+            return None
+        order = np.lexsort((x, _pack(keys, digits)))
+        keys = [k[order] for k in keys]
+    else:
+        order = np.argsort(x, kind="stable")
+    x, y = x[order], y[order]
+    new = _level(keys, x, y)
+    if new is None:
+        return None
+    digits = None
+    if keys:
+        digits = _radix([np.array([int(enc.domain[c])], np.int64) for c in sh.keys])
+        if digits is None:
+            return None
+    vals = {sh.x: x, sh.y: y}
+    old_first = np.zeros(q, np.int64)  # P(s, t), t old
+    old_second = np.zeros(q, np.int64)  # P(t, s), t old
+    involved_old = 0
+    for lv in index.levels:
+        gid, seg = _segments(lv, keys, digits)
+        if gid is None:
+            seg_lo = np.zeros(q, np.int64)
+            seg_hi = np.full(q, lv.size, np.int64)
+        else:
+            seg_lo = np.where(gid >= 0, seg[np.maximum(gid, 0)], 0)
+            seg_hi = np.where(gid >= 0, seg[np.maximum(gid, 0) + 1], 0)
+        b2, b1 = _bounds(lv, sh.second, vals), _bounds(lv, sh.first, vals)
+        old_first += _orthants(lv, b2, seg_lo, seg_hi)
+        old_second += _orthants(lv, b1, seg_lo, seg_hi)
+        involved_old += _union(lv, b2, b1, gid, seg_lo, seg_hi)
+    # the batch's own pairs, (s, s) taken off
+    gid, seg = _segments(new, keys, digits)
+    seg_lo = np.zeros(q, np.int64) if gid is None else seg[gid]
+    seg_hi = np.full(q, new.size, np.int64) if gid is None else seg[gid + 1]
+    new_first = _orthants(new, _bounds(new, sh.second, vals), seg_lo, seg_hi)
+    new_second = _orthants(new, _bounds(new, sh.first, vals), seg_lo, seg_hi)
+    (a1, op1, b1), (a2, op2, b2) = sh.ineqs
+    self_pair = (_holds(vals[a1], op1, vals[b1]) & _holds(vals[a2], op2, vals[b2])).astype(np.int64)
+    violations = int(old_first.sum() + old_second.sum() + (new_first - self_pair).sum())
+    deg = old_first + old_second + new_first + new_second - 2 * self_pair
+    involved = int(np.count_nonzero(deg)) + involved_old
+    return violations, involved, DominanceIndex(sh, _merged(index.levels + (new,), sh))
+
+
+def _union(lv: _Level, b2, b1, gid, seg_lo, seg_hi) -> int:
+    """The points of ``lv`` in the union of the batch rows' orthants (both roles;
+    ``b2``, ``b1``: their bounds).  The batch is in key order, as ``lv``'s keys
+    are, so the rows of a segment are consecutive."""
+    if gid is None:
+        starts = np.array([0, seg_lo.shape[0]], np.int64)
+        glo, ghi = seg_lo[:1], seg_hi[:1]
+        pick = slice(None)
+    else:
+        pick = np.flatnonzero(gid >= 0)
+        if pick.size == 0:
+            return 0
+        g = gid[pick]
+        cut = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+        starts = np.r_[cut, pick.shape[0]].astype(np.int64)
+        glo, ghi = seg_lo[pick[cut]], seg_hi[pick[cut]]
+    (le2, bx2, ge2, by2), (le1, bx1, ge1, by1) = b2, b1
+    return int(
+        union_count(
+            lv.words,
+            lv.ones,
+            lv.zeros,
+            lv.xs,
+            lv.dy.shape[0] - 1,
+            starts,
+            glo,
+            ghi,
+            le2,
+            ge2,
+            bx2[pick],
+            by2[pick],
+            le1,
+            ge1,
+            bx1[pick],
+            by1[pick],
+        )  # fmt: skip
+    )
+
+
+def _merged(levels: tuple[_Level, ...], sh: Shape) -> tuple[_Level, ...]:
+    """The levels with the last two merged while the older is at most
+    ``_MERGE_RATIO`` x the newer."""
+    out = list(levels)
+    while len(out) >= 2 and out[-2].size <= _MERGE_RATIO * out[-1].size:
+        b = out.pop()
+        a = out.pop()
+        ka, xa, ya = a.points()
+        kb, xb, yb = b.points()
+        keys = [np.concatenate([u, v]) for u, v in zip(ka, kb, strict=True)]
+        level = _level(keys, np.concatenate([xa, xb]), np.concatenate([ya, yb]))
+        assert level is not None  # the codes packed in each level and in the table
+        out.append(level)
+    return tuple(out)

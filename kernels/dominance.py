@@ -1,0 +1,272 @@
+"""Static 2D range counting for the dominance indexes of appends (issue 11;
+facet/dominance_index.py, docs/architecture.md "Incremental detection").
+
+A level of an index holds points ``(x, y)`` (dense ranks) sorted by key, then by
+``x``; its ``y`` sequence is kept in a wavelet matrix (Claude, Navarro and
+Ordóñez, SPIRE 2012), so the points of a position range ``[lo, hi)`` with ``y``
+in ``[a, b]`` are counted in O(log σ) without reading them:
+
+* ``wavelet_build``: one bit row per level (highest bit first), each a stable
+  partition of the previous level's sequence by the bit (zeros first), packed in
+  uint64 words with the ones counted before every word (``ones``);
+* ``count_less``: ``#{p in [lo, hi) : y_p < v}`` by walking the levels;
+* ``orthant_counts``: per query, the points of its key segment in an orthant
+  ``x <= bx`` (or ``x >= bx``) and ``y`` in ``[ylo, yhi]``;
+* ``union_count``: per key segment, the points in the union of every query's
+  two orthants (the rows a batch's violations involve): the union is, at each
+  ``x``, one ``y`` interval per orthant family (a staircase), constant between
+  the queries' ``x`` bounds, so it is counted slab by slab as
+  ``|I1| + |I2| - |I1 ∩ I2|``.
+
+Every kernel has a naive twin in tests/test_kernel_twins.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+_ONE = np.uint64(1)
+
+
+@njit(cache=True, inline="always")
+def _popcount(x: np.uint64) -> int:
+    x = x - ((x >> _ONE) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return int((x * _H01) >> np.uint64(56))
+
+
+@njit(cache=True, nogil=True)
+def wavelet_build(values: np.ndarray, nbits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The wavelet matrix of ``values`` (ints in ``[0, 2**nbits)``): ``words``
+    (level x word bits), ``ones`` (level x ones before each word, one more slot)
+    and ``zeros`` (zeros per level)."""
+    m = values.shape[0]
+    nw = (m >> 6) + 1
+    words = np.zeros((nbits, nw), np.uint64)
+    ones = np.zeros((nbits, nw + 1), np.int64)
+    zeros = np.zeros(nbits, np.int64)
+    cur = values.astype(np.int64)
+    nxt = np.empty(m, np.int64)
+    for lev in range(nbits):
+        bit = nbits - 1 - lev
+        nz = 0
+        for i in range(m):
+            if (cur[i] >> bit) & 1:
+                words[lev, i >> 6] |= _ONE << np.uint64(i & 63)
+            else:
+                nz += 1
+        zeros[lev] = nz
+        acc = 0
+        for w in range(nw):
+            ones[lev, w] = acc
+            acc += _popcount(words[lev, w])
+        ones[lev, nw] = acc
+        z = 0
+        o = nz
+        for i in range(m):
+            if (cur[i] >> bit) & 1:
+                nxt[o] = cur[i]
+                o += 1
+            else:
+                nxt[z] = cur[i]
+                z += 1
+        cur, nxt = nxt, cur
+    return words, ones, zeros
+
+
+@njit(cache=True, inline="always")
+def _rank1(words: np.ndarray, ones: np.ndarray, lev: int, i: int) -> int:
+    """Ones of level ``lev`` before position ``i``."""
+    w = i >> 6
+    r = i & 63
+    if r == 0:
+        return ones[lev, w]
+    return ones[lev, w] + _popcount(words[lev, w] & ((_ONE << np.uint64(r)) - _ONE))
+
+
+@njit(cache=True)
+def count_less(
+    words: np.ndarray, ones: np.ndarray, zeros: np.ndarray, lo: int, hi: int, v: int
+) -> int:
+    """``#{p in [lo, hi) : y_p < v}``."""
+    nbits = zeros.shape[0]
+    if lo >= hi or v <= 0:
+        return 0
+    if v >= 1 << nbits:
+        return hi - lo
+    res = 0
+    for lev in range(nbits):
+        bit = nbits - 1 - lev
+        r1lo = _rank1(words, ones, lev, lo)
+        r1hi = _rank1(words, ones, lev, hi)
+        if (v >> bit) & 1:
+            res += (hi - lo) - (r1hi - r1lo)
+            lo = zeros[lev] + r1lo
+            hi = zeros[lev] + r1hi
+        else:
+            lo = lo - r1lo
+            hi = hi - r1hi
+    return res
+
+
+@njit(cache=True, inline="always")
+def _count_in(words, ones, zeros, lo: int, hi: int, ylo: int, yhi: int) -> int:
+    """``#{p in [lo, hi) : ylo <= y_p <= yhi}``."""
+    if ylo > yhi or lo >= hi:
+        return 0
+    return count_less(words, ones, zeros, lo, hi, yhi + 1) - count_less(
+        words, ones, zeros, lo, hi, ylo
+    )
+
+
+@njit(cache=True, inline="always")
+def _bound(xs: np.ndarray, lo: int, hi: int, v: int, right: bool) -> int:
+    """First position of ``xs[lo:hi]`` (sorted) holding a value ``> v``
+    (``right``) or ``>= v``."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if xs[mid] < v or (right and xs[mid] == v):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, inline="always")
+def _x_range(xs, s0: int, s1: int, le: bool, bx: int) -> tuple[int, int]:
+    """Positions of segment ``[s0, s1)`` with ``x <= bx`` (``le``) or ``x >= bx``."""
+    if le:
+        return s0, _bound(xs, s0, s1, bx, True)
+    return _bound(xs, s0, s1, bx, False), s1
+
+
+@njit(cache=True, nogil=True)
+def orthant_counts(
+    words: np.ndarray,
+    ones: np.ndarray,
+    zeros: np.ndarray,
+    xs: np.ndarray,
+    seg_lo: np.ndarray,
+    seg_hi: np.ndarray,
+    le: bool,
+    bx: np.ndarray,
+    ylo: np.ndarray,
+    yhi: np.ndarray,
+) -> np.ndarray:
+    """Per query ``i``: the points of segment ``[seg_lo[i], seg_hi[i])`` with
+    ``x <= bx[i]`` (``le``; else ``x >= bx[i]``) and ``ylo[i] <= y <= yhi[i]``."""
+    q = bx.shape[0]
+    out = np.zeros(q, np.int64)
+    for i in range(q):
+        lo, hi = _x_range(xs, seg_lo[i], seg_hi[i], le, bx[i])
+        out[i] = _count_in(words, ones, zeros, lo, hi, ylo[i], yhi[i])
+    return out
+
+
+@njit(cache=True)
+def _staircase(bx: np.ndarray, by: np.ndarray, le: bool, ge_y: bool, at: np.ndarray) -> np.ndarray:
+    """For each ``x`` of ``at``, the ``y`` threshold of the union of the orthants
+    ``{x <= bx_j (le) or x >= bx_j, y >= by_j (ge_y) or y <= by_j}``: the least
+    ``by_j`` (``ge_y``) or the greatest over the orthants holding ``x``;
+    ``2**62`` / ``-1`` where none does."""
+    none = (1 << 62) if ge_y else -1
+    k = bx.shape[0]
+    order = np.argsort(bx, kind="mergesort")
+    sx = bx[order]
+    acc = np.empty(k, np.int64)  # running best over the orthants holding x
+    if le:  # orthants holding x: bx_j >= x, a suffix of sx
+        best = none
+        for j in range(k - 1, -1, -1):
+            b = by[order[j]]
+            best = min(best, b) if ge_y else max(best, b)
+            acc[j] = best
+    else:  # bx_j <= x: a prefix
+        best = none
+        for j in range(k):
+            b = by[order[j]]
+            best = min(best, b) if ge_y else max(best, b)
+            acc[j] = best
+    out = np.empty(at.shape[0], np.int64)
+    for i in range(at.shape[0]):
+        if le:
+            j = _bound(sx, 0, k, at[i], False)
+            out[i] = acc[j] if j < k else none
+        else:
+            j = _bound(sx, 0, k, at[i], True) - 1
+            out[i] = acc[j] if j >= 0 else none
+    return out
+
+
+@njit(cache=True, inline="always")
+def _count_union(
+    words, ones, zeros, lo: int, hi: int, ymax: int, t1: int, ge1: bool, t2: int, ge2: bool
+) -> int:
+    """The points of ``[lo, hi)`` with ``y`` in the union of two staircase
+    intervals: ``y >= t`` (``ge``) or ``y <= t`` (empty when ``t`` is out of
+    ``[0, ymax]`` on the wrong side)."""
+    if ge1 == ge2:  # both rays point the same way: the wider one
+        if ge1:
+            return _count_in(words, ones, zeros, lo, hi, min(t1, t2), ymax)
+        return _count_in(words, ones, zeros, lo, hi, 0, max(t1, t2))
+    lo_t, hi_t = (t2, t1) if ge1 else (t1, t2)  # y <= lo_t or y >= hi_t
+    if lo_t < 0:
+        return _count_in(words, ones, zeros, lo, hi, hi_t, ymax)
+    if hi_t > ymax:
+        return _count_in(words, ones, zeros, lo, hi, 0, lo_t)
+    if hi_t <= lo_t + 1:  # the rays cover every y
+        return hi - lo
+    return (hi - lo) - _count_in(words, ones, zeros, lo, hi, lo_t + 1, hi_t - 1)
+
+
+@njit(cache=True, nogil=True)
+def union_count(
+    words: np.ndarray,
+    ones: np.ndarray,
+    zeros: np.ndarray,
+    xs: np.ndarray,
+    ymax: int,
+    starts: np.ndarray,
+    seg_lo: np.ndarray,
+    seg_hi: np.ndarray,
+    le1: bool,
+    ge1: bool,
+    bx1: np.ndarray,
+    by1: np.ndarray,
+    le2: bool,
+    ge2: bool,
+    bx2: np.ndarray,
+    by2: np.ndarray,
+) -> int:
+    """The points in the union of every query's two orthants within its segment:
+    queries ``starts[g] .. starts[g + 1]`` share segment ``[seg_lo[g], seg_hi[g])``;
+    orthant family ``f`` of query ``j`` is ``x <= bxf[j]`` (``lef``; else
+    ``x >= bxf[j]``) and ``y >= byf[j]`` (``gef``; else ``y <= byf[j]``), with ``y``
+    in ``[0, ymax]`` (an empty orthant has its bounds out of range)."""
+    total = 0
+    for g in range(starts.shape[0] - 1):
+        a, b = starts[g], starts[g + 1]
+        s0, s1 = seg_lo[g], seg_hi[g]
+        # slab bounds: where some orthant's x condition starts or stops holding
+        cuts = np.empty(2 * (b - a) + 1, np.int64)
+        cuts[0] = 0
+        c = 1
+        for j in range(a, b):
+            cuts[c] = bx1[j] + 1 if le1 else bx1[j]
+            cuts[c + 1] = bx2[j] + 1 if le2 else bx2[j]
+            c += 2
+        cuts = np.unique(cuts)
+        t1 = _staircase(bx1[a:b], by1[a:b], le1, ge1, cuts)
+        t2 = _staircase(bx2[a:b], by2[a:b], le2, ge2, cuts)
+        hi = _bound(xs, s0, s1, cuts[0], False)
+        for i in range(cuts.shape[0]):
+            lo = hi
+            hi = s1 if i + 1 == cuts.shape[0] else _bound(xs, lo, s1, cuts[i + 1], False)
+            if lo < hi:
+                total += _count_union(words, ones, zeros, lo, hi, ymax, t1[i], ge1, t2[i], ge2)
+    return total
