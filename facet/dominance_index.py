@@ -27,15 +27,18 @@ O(log n) times).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from facet.encoding import EncodedTable
-from facet.kernels.dominance import orthant_counts, union_count, wavelet_build
+from facet.kernels.common import stable_order
+from facet.kernels.dominance import GE, GT, LE, LT, orthant_counts, union_count, wavelet_build
 from facet.language.normalize import NormalDC
+from facet.planner.config import DEFAULT
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_OPS = {"<": LT, "<=": LE, ">": GT, ">=": GE}
 _BITS = 62
 #: the last two levels are merged while the older holds at most this x the newer's points
 _MERGE_RATIO = 2
@@ -99,7 +102,9 @@ class _Level:
     """Points sorted by key, then ``x``: the distinct keys (codes per key column,
     in lexicographic order) and their segments ``seg[i] .. seg[i + 1]``; the
     distinct ``x`` and ``y`` codes (``dx``, ``dy``, increasing) and each point's
-    dense ranks in them (``xs``, ``ys``); the wavelet matrix of ``ys``."""
+    dense ranks in them (``xs``, ``ys``); the wavelet matrix of ``ys``; for a
+    level of one segment, the first position of each ``x`` rank (``xstart``,
+    one more slot; else empty)."""
 
     ukeys: tuple[np.ndarray, ...]
     seg: np.ndarray
@@ -110,6 +115,7 @@ class _Level:
     words: np.ndarray
     ones: np.ndarray
     zeros: np.ndarray
+    xstart: np.ndarray
 
     @property
     def size(self) -> int:
@@ -138,29 +144,45 @@ def _pack(cols: list[np.ndarray], digits: list[int]) -> np.ndarray:
     return out
 
 
+def _ranks(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of ``v`` (non-negative codes), increasing, and each
+    value's dense rank among them: by a count per code when the codes are dense
+    against ``v``, else by sorting."""
+    top = int(v.max()) + 1 if v.shape[0] else 0
+    if top <= 4 * v.shape[0] + 64:
+        present = np.bincount(v, minlength=top) > 0
+        return np.flatnonzero(present), (np.cumsum(present) - 1)[v]
+    d, inv = np.unique(v, return_inverse=True)
+    return d, inv
+
+
 def _level(keys: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> _Level | None:
-    """A level over the points ``(keys, x, y)`` (codes, no NULL)."""
-    dx, xl = np.unique(x, return_inverse=True)
-    dy, yl = np.unique(y, return_inverse=True)
-    xl = xl.astype(np.int64)
+    """A level over the points ``(keys, x, y)`` (codes, no NULL): sorted by key,
+    then ``x``, with two stable counting passes (``x``, then the key)."""
+    dx, xl = _ranks(x)
+    dy, yl = _ranks(y)
+    tune = DEFAULT.kernel_tuning()
+    order = stable_order(xl, max(dx.shape[0], 1), tune)
     if keys:
         digits = _radix(keys)
         if digits is None:
             return None
-        uk, kid = np.unique(_pack(keys, digits), return_inverse=True)
-        order = np.argsort(kid.astype(np.int64) * max(dx.shape[0], 1) + xl, kind="stable")
+        uk, kid = _ranks(_pack(keys, digits))
+        order = order[stable_order(kid[order], max(uk.shape[0], 1), tune)]
         seg = np.r_[0, np.cumsum(np.bincount(kid, minlength=uk.shape[0]))].astype(np.int64)
         first = order[seg[:-1]]
         ukeys = tuple(k[first] for k in keys)
+        xstart = np.zeros(0, np.int64)
     else:
-        order = np.argsort(xl, kind="stable")
         seg = np.array([0, x.shape[0]], np.int64)
         ukeys = ()
-    xs = xl[order]
+        xstart = np.r_[0, np.cumsum(np.bincount(xl, minlength=dx.shape[0]))].astype(np.int64)
+    xs = xl[order].astype(np.int32)
     ys = yl[order].astype(np.int64)
     nbits = max(int(dy.shape[0]) - 1, 1).bit_length()
     words, ones, zeros = wavelet_build(ys, nbits)
-    return _Level(ukeys, seg, dx.astype(np.int64), dy.astype(np.int64), xs, ys, words, ones, zeros)
+    dx, dy = dx.astype(np.int64), dy.astype(np.int64)
+    return _Level(ukeys, seg, dx, dy, xs, ys, words, ones, zeros, xstart)
 
 
 @dataclass(frozen=True)
@@ -197,16 +219,18 @@ def build(enc: EncodedTable, sh: Shape) -> DominanceIndex | None:
 
 def _warm() -> None:
     """Every kernel of :func:`count_batch` called once on empty input."""
-    lv = _level([], np.zeros(1, np.int64), np.zeros(1, np.int64))
-    assert lv is not None
-    e = np.zeros(0, np.int64)
-    for le in (False, True):
-        orthant_counts(lv.words, lv.ones, lv.zeros, lv.xs, e, e, le, e, e, e)
-        for ge in (False, True):
-            for le2 in (False, True):
-                for ge2 in (False, True):
-                    union_count(lv.words, lv.ones, lv.zeros, lv.xs, 0, np.zeros(1, np.int64),
-                                e, e, le, ge, e, e, le2, ge2, e, e)  # fmt: skip
+    for keys in ([], [np.zeros(1, np.int64)]):
+        lv = _level(keys, np.zeros(1, np.int64), np.zeros(1, np.int64))
+        assert lv is not None
+        e = np.zeros(0, np.int64)
+        orthant_counts(lv.words, lv.ones, lv.zeros, lv.xs, lv.xstart, lv.dx, lv.dy, e, e,
+                       e, LT, e, LT, e, e, e)  # fmt: skip
+        for le in (False, True):
+            for ge in (False, True):
+                for le2 in (False, True):
+                    for ge2 in (False, True):
+                        union_count(lv.words, lv.ones, lv.zeros, lv.xs, lv.xstart, 0,
+                                    np.zeros(1, np.int64), e, e, le, ge, e, e, le2, ge2, e, e)  # fmt: skip
 
 
 def moved(
@@ -223,17 +247,12 @@ def moved(
         return remaps[col][codes].astype(np.int64) if col in remaps else codes
 
     levels = tuple(
-        _Level(
-            tuple(m(c, k) for c, k in zip(sh.keys, lv.ukeys, strict=True)),
-            lv.seg,
-            m(sh.x, lv.dx),
-            m(sh.y, lv.dy),
-            lv.xs,
-            lv.ys,
-            lv.words,
-            lv.ones,
-            lv.zeros,
-        )  # fmt: skip
+        replace(
+            lv,
+            ukeys=tuple(m(c, k) for c, k in zip(sh.keys, lv.ukeys, strict=True)),
+            dx=m(sh.x, lv.dx),
+            dy=m(sh.y, lv.dy),
+        )
         for lv in index.levels
     )
     return DominanceIndex(sh, levels)
@@ -253,26 +272,19 @@ def _segments(lv: _Level, keys: list[np.ndarray], digits: list[int] | None):
     return gid, lv.seg
 
 
-def _bounds(lv: _Level, fam: Family, vals: dict[str, np.ndarray]):
-    """The family's orthant of each batch row in ``lv``'s dense ranks:
-    ``(le, bx, ge, by)`` -- ``x <= bx`` (``le``) or ``x >= bx``, and ``y >= by``
+def _orthants(lv: _Level, fam: Family, vals, seg_lo, seg_hi, out: np.ndarray):
+    """Add to ``out`` each batch row's points of ``lv`` in its orthant of family
+    ``fam`` (within its segment); return the orthants' dense-rank bounds
+    ``(le, bx, ge, by)``: ``x <= bx`` (``le``) or ``x >= bx``, and ``y >= by``
     (``ge``) or ``y <= by``."""
-    vx, vy = vals[fam.xcol], vals[fam.ycol]
-    le = fam.xop in ("<", "<=")
-    side = {"<": "left", "<=": "right", ">": "right", ">=": "left"}
-    bx = np.searchsorted(lv.dx, vx, side[fam.xop]).astype(np.int64) - (1 if le else 0)
-    ge = fam.yop in (">", ">=")
-    by = np.searchsorted(lv.dy, vy, side[fam.yop]).astype(np.int64) - (0 if ge else 1)
-    return le, bx, ge, by
-
-
-def _orthants(lv: _Level, bounds, seg_lo, seg_hi) -> np.ndarray:
-    """Per batch row: the points of its segment in its orthant (``bounds``)."""
-    le, bx, ge, by = bounds
-    ymax = lv.dy.shape[0] - 1
-    ylo = by if ge else np.zeros_like(by)
-    yhi = np.full_like(by, ymax) if ge else by
-    return orthant_counts(lv.words, lv.ones, lv.zeros, lv.xs, seg_lo, seg_hi, le, bx, ylo, yhi)
+    q = out.shape[0]
+    bx, by = np.empty(q, np.int64), np.empty(q, np.int64)
+    xop, yop = _OPS[fam.xop], _OPS[fam.yop]
+    orthant_counts(
+        lv.words, lv.ones, lv.zeros, lv.xs, lv.xstart, lv.dx, lv.dy, seg_lo, seg_hi,
+        vals[fam.xcol], xop, vals[fam.ycol], yop, out, bx, by,
+    )  # fmt: skip
+    return xop <= LE, bx, yop >= GT, by
 
 
 def _holds(a: np.ndarray, op: str, b: np.ndarray) -> np.ndarray:
@@ -320,16 +332,16 @@ def count_batch(
         else:
             seg_lo = np.where(gid >= 0, seg[np.maximum(gid, 0)], 0)
             seg_hi = np.where(gid >= 0, seg[np.maximum(gid, 0) + 1], 0)
-        b2, b1 = _bounds(lv, sh.second, vals), _bounds(lv, sh.first, vals)
-        old_first += _orthants(lv, b2, seg_lo, seg_hi)
-        old_second += _orthants(lv, b1, seg_lo, seg_hi)
+        b2 = _orthants(lv, sh.second, vals, seg_lo, seg_hi, old_first)
+        b1 = _orthants(lv, sh.first, vals, seg_lo, seg_hi, old_second)
         involved_old += _union(lv, b2, b1, gid, seg_lo, seg_hi)
     # the batch's own pairs, (s, s) taken off
     gid, seg = _segments(new, keys, digits)
     seg_lo = np.zeros(q, np.int64) if gid is None else seg[gid]
     seg_hi = np.full(q, new.size, np.int64) if gid is None else seg[gid + 1]
-    new_first = _orthants(new, _bounds(new, sh.second, vals), seg_lo, seg_hi)
-    new_second = _orthants(new, _bounds(new, sh.first, vals), seg_lo, seg_hi)
+    new_first, new_second = np.zeros(q, np.int64), np.zeros(q, np.int64)
+    _orthants(new, sh.second, vals, seg_lo, seg_hi, new_first)
+    _orthants(new, sh.first, vals, seg_lo, seg_hi, new_second)
     (a1, op1, b1), (a2, op2, b2) = sh.ineqs
     self_pair = (_holds(vals[a1], op1, vals[b1]) & _holds(vals[a2], op2, vals[b2])).astype(np.int64)
     violations = int(old_first.sum() + old_second.sum() + (new_first - self_pair).sum())
@@ -361,6 +373,7 @@ def _union(lv: _Level, b2, b1, gid, seg_lo, seg_hi) -> int:
             lv.ones,
             lv.zeros,
             lv.xs,
+            lv.xstart,
             lv.dy.shape[0] - 1,
             starts,
             glo,

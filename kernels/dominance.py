@@ -11,7 +11,8 @@ in ``[a, b]`` are counted in O(log σ) without reading them:
   uint64 words with the ones counted before every word (``ones``);
 * ``count_less``: ``#{p in [lo, hi) : y_p < v}`` by walking the levels;
 * ``orthant_counts``: per query, the points of its key segment in an orthant
-  ``x <= bx`` (or ``x >= bx``) and ``y`` in ``[ylo, yhi]``;
+  ``X op a`` and ``Y op b`` (the table's codes, turned into the level's dense
+  ranks by binary search in its distinct codes);
 * ``union_count``: per key segment, the points in the union of every query's
   two orthants (the rows a batch's violations involve): the union is, at each
   ``x``, one ``y`` interval per orthant family (a staircase), constant between
@@ -116,13 +117,14 @@ def count_less(
 
 
 @njit(cache=True, inline="always")
-def _count_in(words, ones, zeros, lo: int, hi: int, ylo: int, yhi: int) -> int:
-    """``#{p in [lo, hi) : ylo <= y_p <= yhi}``."""
+def _count_in(words, ones, zeros, lo: int, hi: int, ylo: int, yhi: int, ymax: int) -> int:
+    """``#{p in [lo, hi) : ylo <= y_p <= yhi}`` for ``y`` in ``[0, ymax]``: one
+    walk of the levels when the interval reaches an end of the range."""
     if ylo > yhi or lo >= hi:
         return 0
-    return count_less(words, ones, zeros, lo, hi, yhi + 1) - count_less(
-        words, ones, zeros, lo, hi, ylo
-    )
+    below = 0 if ylo <= 0 else count_less(words, ones, zeros, lo, hi, ylo)
+    upto = hi - lo if yhi >= ymax else count_less(words, ones, zeros, lo, hi, yhi + 1)
+    return upto - below
 
 
 @njit(cache=True, inline="always")
@@ -138,12 +140,40 @@ def _bound(xs: np.ndarray, lo: int, hi: int, v: int, right: bool) -> int:
     return lo
 
 
+#: comparison codes of ``orthant_counts``: ``t.X op v``
+LT, LE, GT, GE = 0, 1, 2, 3
+
+
 @njit(cache=True, inline="always")
-def _x_range(xs, s0: int, s1: int, le: bool, bx: int) -> tuple[int, int]:
-    """Positions of segment ``[s0, s1)`` with ``x <= bx`` (``le``) or ``x >= bx``."""
-    if le:
-        return s0, _bound(xs, s0, s1, bx, True)
-    return _bound(xs, s0, s1, bx, False), s1
+def _gallop(a: np.ndarray, start: int, hi: int, v: int, right: bool) -> int:
+    """``_bound(a, start, hi, v, right)`` by steps doubling from ``start``: cheap
+    when the answer is near ``start`` (queries in increasing order)."""
+    lo = start
+    step = 1
+    while lo + step <= hi and (a[lo + step - 1] < v or (right and a[lo + step - 1] == v)):
+        lo += step
+        step *= 2
+    return _bound(a, lo, min(lo + step - 1, hi), v, right)
+
+
+@njit(cache=True, inline="always")
+def _local(d: np.ndarray, v: int, op: int, start: int) -> int:
+    """A level's dense-rank bound for ``x op v`` (``d`` its distinct codes):
+    ``x <= bound`` for ``LT``/``LE``, ``x >= bound`` for ``GT``/``GE``; the search
+    starts at ``start`` (at most the position sought)."""
+    right = (op == LE) | (op == GT)
+    p = _gallop(d, start, d.shape[0], v, right)
+    return p - 1 if op <= LE else p
+
+
+@njit(cache=True, inline="always")
+def _position(xs, xstart, s0: int, s1: int, r: int, start: int) -> int:
+    """The first position of segment ``[s0, s1)`` with ``x >= r``: from
+    ``xstart`` (a level of one segment: the first position of each rank) or by
+    a search from ``start`` (at least ``s0``, at most the position)."""
+    if xstart.shape[0] > 0:
+        return xstart[min(max(r, 0), xstart.shape[0] - 1)]
+    return _gallop(xs, start, s1, r, False)
 
 
 @njit(cache=True, nogil=True)
@@ -152,21 +182,53 @@ def orthant_counts(
     ones: np.ndarray,
     zeros: np.ndarray,
     xs: np.ndarray,
+    xstart: np.ndarray,
+    dx: np.ndarray,
+    dy: np.ndarray,
     seg_lo: np.ndarray,
     seg_hi: np.ndarray,
-    le: bool,
+    vx: np.ndarray,
+    xop: int,
+    vy: np.ndarray,
+    yop: int,
+    out: np.ndarray,
     bx: np.ndarray,
-    ylo: np.ndarray,
-    yhi: np.ndarray,
-) -> np.ndarray:
-    """Per query ``i``: the points of segment ``[seg_lo[i], seg_hi[i])`` with
-    ``x <= bx[i]`` (``le``; else ``x >= bx[i]``) and ``ylo[i] <= y <= yhi[i]``."""
-    q = bx.shape[0]
-    out = np.zeros(q, np.int64)
-    for i in range(q):
-        lo, hi = _x_range(xs, seg_lo[i], seg_hi[i], le, bx[i])
-        out[i] = _count_in(words, ones, zeros, lo, hi, ylo[i], yhi[i])
-    return out
+    by: np.ndarray,
+) -> None:
+    """Per query ``i``: add to ``out[i]`` the points of segment
+    ``[seg_lo[i], seg_hi[i])`` with ``X xop vx[i]`` and ``Y yop vy[i]`` (codes; the
+    level's distinct codes ``dx``, ``dy``), and leave the orthant's dense-rank
+    bounds in ``bx[i]``, ``by[i]`` (see :func:`_local`)."""
+    le = xop <= LE
+    ge = yop >= GT
+    ymax = dy.shape[0] - 1
+    # queries in increasing (segment, vx) order search on from the last answer
+    at_d = 0
+    at_x = 0
+    for i in range(vx.shape[0]):
+        s0, s1 = seg_lo[i], seg_hi[i]
+        if i == 0 or vx[i] < vx[i - 1] or s0 != seg_lo[i - 1]:
+            at_d = 0
+            at_x = s0
+        b = _local(dx, vx[i], xop, at_d)
+        at_d = b + 1 if le else b
+        c = _local(dy, vy[i], yop, 0)
+        bx[i] = b
+        by[i] = c
+        if s0 >= s1:
+            continue
+        if le:
+            hi = _position(xs, xstart, s0, s1, b + 1, at_x)
+            lo = s0
+            at_x = hi
+        else:
+            lo = _position(xs, xstart, s0, s1, b, at_x)
+            hi = s1
+            at_x = lo
+        if ge:
+            out[i] += _count_in(words, ones, zeros, lo, hi, c, ymax, ymax)
+        else:
+            out[i] += _count_in(words, ones, zeros, lo, hi, 0, c, ymax)
 
 
 @njit(cache=True)
@@ -212,16 +274,16 @@ def _count_union(
     ``[0, ymax]`` on the wrong side)."""
     if ge1 == ge2:  # both rays point the same way: the wider one
         if ge1:
-            return _count_in(words, ones, zeros, lo, hi, min(t1, t2), ymax)
-        return _count_in(words, ones, zeros, lo, hi, 0, max(t1, t2))
+            return _count_in(words, ones, zeros, lo, hi, min(t1, t2), ymax, ymax)
+        return _count_in(words, ones, zeros, lo, hi, 0, max(t1, t2), ymax)
     lo_t, hi_t = (t2, t1) if ge1 else (t1, t2)  # y <= lo_t or y >= hi_t
     if lo_t < 0:
-        return _count_in(words, ones, zeros, lo, hi, hi_t, ymax)
+        return _count_in(words, ones, zeros, lo, hi, hi_t, ymax, ymax)
     if hi_t > ymax:
-        return _count_in(words, ones, zeros, lo, hi, 0, lo_t)
+        return _count_in(words, ones, zeros, lo, hi, 0, lo_t, ymax)
     if hi_t <= lo_t + 1:  # the rays cover every y
         return hi - lo
-    return (hi - lo) - _count_in(words, ones, zeros, lo, hi, lo_t + 1, hi_t - 1)
+    return (hi - lo) - _count_in(words, ones, zeros, lo, hi, lo_t + 1, hi_t - 1, ymax)
 
 
 @njit(cache=True, nogil=True)
@@ -230,6 +292,7 @@ def union_count(
     ones: np.ndarray,
     zeros: np.ndarray,
     xs: np.ndarray,
+    xstart: np.ndarray,
     ymax: int,
     starts: np.ndarray,
     seg_lo: np.ndarray,
@@ -263,10 +326,10 @@ def union_count(
         cuts = np.unique(cuts)
         t1 = _staircase(bx1[a:b], by1[a:b], le1, ge1, cuts)
         t2 = _staircase(bx2[a:b], by2[a:b], le2, ge2, cuts)
-        hi = _bound(xs, s0, s1, cuts[0], False)
+        hi = _position(xs, xstart, s0, s1, cuts[0], s0)
         for i in range(cuts.shape[0]):
             lo = hi
-            hi = s1 if i + 1 == cuts.shape[0] else _bound(xs, lo, s1, cuts[i + 1], False)
+            hi = s1 if i + 1 == cuts.shape[0] else _position(xs, xstart, lo, s1, cuts[i + 1], lo)
             if lo < hi:
                 total += _count_union(words, ones, zeros, lo, hi, ymax, t1[i], ge1, t2[i], ge2)
     return total

@@ -554,9 +554,10 @@ def test_wavelet_counts_are_the_naive_counts(data):
 @settings(max_examples=examples(300, 40), deadline=None, suppress_health_check=SLOW)
 @given(st.data())
 def test_orthant_and_union_counts_are_the_naive_counts(data):
-    """Points sorted by segment then ``x``: per query the points of its segment in
-    its orthant, and the points in the union of every query's two orthants."""
-    from facet.kernels.dominance import orthant_counts, union_count, wavelet_build
+    """Points (dense ranks of a level's distinct codes) sorted by segment then
+    ``x``: per query the points of its segment in its orthant, given as codes and
+    operators, and the points in the union of every query's two orthants."""
+    from facet.kernels.dominance import GT, LE, LT, orthant_counts, union_count, wavelet_build
 
     sizes = data.draw(st.lists(st.integers(0, 30), min_size=1, max_size=4))
     span = data.draw(st.integers(1, 12))
@@ -567,10 +568,14 @@ def test_orthant_and_union_counts_are_the_naive_counts(data):
         xs += [p[0] for p in pts]
         ys += [p[1] for p in pts]
         seg.append(seg[-1] + m)
-    xs, ys = np.array(xs, np.int64), np.array(ys, np.int64)
+    xs, ys = np.array(xs, np.int32), np.array(ys, np.int64)
+    # the level's distinct codes: rank r stands for code 3r (codes between are absent)
+    dx, dy = 3 * np.arange(span + 1), 3 * np.arange(span + 1)
     ymax = span
     words, ones, zeros = wavelet_build(ys, max(ymax, 1).bit_length())
-    # queries grouped by segment (a segment once), each with two orthant families
+    one = len(sizes) == 1 and data.draw(st.booleans())  # one segment: by xstart
+    xstart = np.searchsorted(xs, np.arange(span + 2)) if one else np.zeros(0, np.int64)
+    # queries grouped by segment (a segment once)
     groups = data.draw(
         st.lists(st.integers(0, len(sizes) - 1), min_size=1, max_size=4, unique=True)
     )
@@ -583,26 +588,36 @@ def test_orthant_and_union_counts_are_the_naive_counts(data):
         qlo += [seg[g]] * k
         qhi += [seg[g + 1]] * k
     q = starts[-1]
-    bound = st.integers(-1, span + 1)
-    le1, ge1, le2, ge2 = (data.draw(st.booleans()) for _ in range(4))
-    bx1, by1, bx2, by2 = (np.array(data.draw(st.lists(bound, min_size=q, max_size=q)), np.int64)
-                          for _ in range(4))  # fmt: skip
+    code = st.integers(-2, 3 * span + 2)
+    ops = [data.draw(st.integers(0, 3)) for _ in range(4)]  # x, y of family 1, then 2
+    vals = [np.array(data.draw(st.lists(code, min_size=q, max_size=q)), np.int64) for _ in range(4)]
+    if data.draw(st.booleans()):  # x values increasing per segment, as a batch sorted by key, x
+        for a, b in zip(starts[:-1], starts[1:], strict=True):
+            vals[0][a:b].sort()
+            vals[2][a:b].sort()
+    cmp = [operator.lt, operator.le, operator.gt, operator.ge]
+    pos = np.arange(xs.size)
 
-    def inside(i: int, le: bool, ge: bool, bx, by) -> np.ndarray:
-        in_x = xs <= bx[i] if le else xs >= bx[i]
-        in_y = ys >= by[i] if ge else ys <= by[i]
-        pos = np.arange(xs.size)
+    def inside(i: int, f: int) -> np.ndarray:
+        in_x = cmp[ops[2 * f]](dx[xs], vals[2 * f][i])
+        in_y = cmp[ops[2 * f + 1]](dy[ys], vals[2 * f + 1][i])
         return in_x & in_y & (pos >= qlo[i]) & (pos < qhi[i])
 
     lo_a, hi_a = np.array(qlo, np.int64), np.array(qhi, np.int64)
-    ylo = np.clip(by1, 0, None) if ge1 else np.zeros(q, np.int64)
-    yhi = np.full(q, ymax, np.int64) if ge1 else by1
-    got = orthant_counts(words, ones, zeros, xs, lo_a, hi_a, le1, bx1, ylo, yhi)
-    assert got.tolist() == [int(inside(i, le1, ge1, bx1, by1).sum()) for i in range(q)]
+    bounds = []
+    for f in (0, 1):
+        out = np.full(q, 7, np.int64)
+        bx, by = np.empty(q, np.int64), np.empty(q, np.int64)
+        orthant_counts(words, ones, zeros, xs, xstart, dx, dy, lo_a, hi_a, vals[2 * f],
+                       ops[2 * f], vals[2 * f + 1], ops[2 * f + 1], out, bx, by)  # fmt: skip
+        assert (out - 7).tolist() == [int(inside(i, f).sum()) for i in range(q)]
+        bounds.append((ops[2 * f] <= LE, bx, ops[2 * f + 1] >= GT, by))
+    assert LT == 0
     union = np.zeros(xs.size, np.bool_)
     for i in range(q):
-        union |= inside(i, le1, ge1, bx1, by1) | inside(i, le2, ge2, bx2, by2)
-    got = union_count(words, ones, zeros, xs, ymax, np.array(starts, np.int64),
+        union |= inside(i, 0) | inside(i, 1)
+    (le1, bx1, ge1, by1), (le2, bx2, ge2, by2) = bounds
+    got = union_count(words, ones, zeros, xs, xstart, ymax, np.array(starts, np.int64),
                       np.array(glo, np.int64), np.array(ghi, np.int64),
                       le1, ge1, bx1, by1, le2, ge2, bx2, by2)  # fmt: skip
     assert got == int(union.sum())
