@@ -223,8 +223,10 @@ def _warm() -> None:
         lv = _level(keys, np.zeros(1, np.int64), np.zeros(1, np.int64))
         assert lv is not None
         e = np.zeros(0, np.int64)
+        e2 = np.zeros((1, 0), np.int64)
+        o = np.zeros(1, np.int64)
         orthant_counts(lv.words, lv.ones, lv.zeros, lv.xs, lv.xstart, lv.dx, lv.dy, e, e,
-                       e, LT, e, LT, e, e, e)  # fmt: skip
+                       e, e, o, o, e2, e2, e2)  # fmt: skip
         for le in (False, True):
             for ge in (False, True):
                 for le2 in (False, True):
@@ -272,19 +274,38 @@ def _segments(lv: _Level, keys: list[np.ndarray], digits: list[int] | None):
     return gid, lv.seg
 
 
-def _orthants(lv: _Level, fam: Family, vals, seg_lo, seg_hi, out: np.ndarray):
-    """Add to ``out`` each batch row's points of ``lv`` in its orthant of family
-    ``fam`` (within its segment); return the orthants' dense-rank bounds
+def _orthants(lv: _Level, sh: Shape, vals, seg_lo, seg_hi):
+    """Each batch row's points of ``lv`` in its orthant of each family (``second``,
+    then ``first``; within its segment), and the orthants' dense-rank bounds
     ``(le, bx, ge, by)``: ``x <= bx`` (``le``) or ``x >= bx``, and ``y >= by``
-    (``ge``) or ``y <= by``."""
-    q = out.shape[0]
-    bx, by = np.empty(q, np.int64), np.empty(q, np.int64)
-    xop, yop = _OPS[fam.xop], _OPS[fam.yop]
-    orthant_counts(
-        lv.words, lv.ones, lv.zeros, lv.xs, lv.xstart, lv.dx, lv.dy, seg_lo, seg_hi,
-        vals[fam.xcol], xop, vals[fam.ycol], yop, out, bx, by,
-    )  # fmt: skip
-    return xop <= LE, bx, yop >= GT, by
+    (``ge``) or ``y <= by``.  Families over the same columns share one pass (the
+    same family, as in a symmetric DC, is counted once)."""
+    fams = [sh.second, sh.first]
+    if fams[0] == fams[1]:
+        groups = [[0]]
+    elif (fams[0].xcol, fams[0].ycol) == (fams[1].xcol, fams[1].ycol):
+        groups = [[0, 1]]
+    else:
+        groups = [[0], [1]]
+    q = seg_lo.shape[0]
+    counts: list = [None, None]
+    bounds: list = [None, None]
+    for g in groups:
+        xops = np.array([_OPS[fams[f].xop] for f in g], np.int64)
+        yops = np.array([_OPS[fams[f].yop] for f in g], np.int64)
+        out = np.zeros((len(g), q), np.int64)
+        bx, by = np.empty((len(g), q), np.int64), np.empty((len(g), q), np.int64)
+        f0 = fams[g[0]]
+        orthant_counts(
+            lv.words, lv.ones, lv.zeros, lv.xs, lv.xstart, lv.dx, lv.dy, seg_lo, seg_hi,
+            vals[f0.xcol], vals[f0.ycol], xops, yops, out, bx, by,
+        )  # fmt: skip
+        for j, f in enumerate(g):
+            counts[f] = out[j]
+            bounds[f] = (xops[j] <= LE, bx[j], yops[j] >= GT, by[j])
+    if counts[1] is None:
+        counts[1], bounds[1] = counts[0], bounds[0]
+    return counts, bounds
 
 
 def _holds(a: np.ndarray, op: str, b: np.ndarray) -> np.ndarray:
@@ -332,16 +353,15 @@ def count_batch(
         else:
             seg_lo = np.where(gid >= 0, seg[np.maximum(gid, 0)], 0)
             seg_hi = np.where(gid >= 0, seg[np.maximum(gid, 0) + 1], 0)
-        b2 = _orthants(lv, sh.second, vals, seg_lo, seg_hi, old_first)
-        b1 = _orthants(lv, sh.first, vals, seg_lo, seg_hi, old_second)
+        (c2, c1), (b2, b1) = _orthants(lv, sh, vals, seg_lo, seg_hi)
+        old_first += c2
+        old_second += c1
         involved_old += _union(lv, b2, b1, gid, seg_lo, seg_hi)
     # the batch's own pairs, (s, s) taken off
     gid, seg = _segments(new, keys, digits)
     seg_lo = np.zeros(q, np.int64) if gid is None else seg[gid]
     seg_hi = np.full(q, new.size, np.int64) if gid is None else seg[gid + 1]
-    new_first, new_second = np.zeros(q, np.int64), np.zeros(q, np.int64)
-    _orthants(new, sh.second, vals, seg_lo, seg_hi, new_first)
-    _orthants(new, sh.first, vals, seg_lo, seg_hi, new_second)
+    (new_first, new_second), _ = _orthants(new, sh, vals, seg_lo, seg_hi)
     (a1, op1, b1), (a2, op2, b2) = sh.ineqs
     self_pair = (_holds(vals[a1], op1, vals[b1]) & _holds(vals[a2], op2, vals[b2])).astype(np.int64)
     violations = int(old_first.sum() + old_second.sum() + (new_first - self_pair).sum())

@@ -484,7 +484,7 @@ def _text_pool(threads: int) -> ThreadPoolExecutor:
 _COMPONENT_POOLS: dict[int, ThreadPoolExecutor] = {}
 
 
-def _component_pool(threads: int) -> ThreadPoolExecutor:
+def component_pool(threads: int) -> ThreadPoolExecutor:
     """The process-wide pool components encode on (threads start once, not per table)."""
     pool = _COMPONENT_POOLS.get(threads)
     if pool is None:
@@ -498,7 +498,7 @@ def start_pools(threads: int) -> None:
     """Start the encoding pools' threads now (a warm-up: not on the clock)."""
     if threads <= 1:
         return
-    for p in (_component_pool(threads), _text_pool(threads)):
+    for p in (component_pool(threads), _text_pool(threads)):
         list(p.map(int, range(threads)))
 
 
@@ -721,7 +721,7 @@ def encode(
     alone = counted_exactly(use)
     if len(comps) > 1 and n >= config.parallel_encode_rows and config.workers > 1:
         # pyarrow and numpy release the GIL: components encode on all cores
-        done = list(_component_pool(config.workers).map(one, comps))
+        done = list(component_pool(config.workers).map(one, comps))
     else:
         done = [one(c) for c in comps]
     recipes: dict[str, tuple[pa.DataType | None, str]] = {}

@@ -36,10 +36,12 @@ from facet.encoding import (
     HashedDictionary,
     coding_values,
     component_parts,
+    component_pool,
     text_buffers,
 )
 from facet.errors import FacetError
 from facet.kernels.dictionary import encode_bytes
+from facet.kernels.ranks import move_codes
 from facet.loading import Source
 from facet.planner.config import Config
 
@@ -157,10 +159,35 @@ def extend(
     )  # fmt: skip
     new_state = AppendState(dict(state.text))
     tune = config.kernel_tuning()
+    moves: dict[int, np.ndarray | None] = {}
     for comp in use.components:
-        if not _extend_component(comp, enc, state, new_state, table, batch, use, schema, out, tune):
+        if not _extend_component(
+            comp, enc, state, new_state, table, batch, use, schema, out, tune, moves
+        ):
             return None
+    _move_old_codes(enc.codes, out.codes, moves, n, config.workers)
     return out, new_state
+
+
+def _move_old_codes(
+    src: np.ndarray, out: np.ndarray, moves: dict[int, np.ndarray | None], n: int, threads: int
+) -> None:
+    """``out[row, :n]``: the old codes of each row, through its rank remap
+    (``moves[row]``; ``None``: copied), in parts on the encoding's threads (the
+    new array's pages are first written here: one pass, shared by the cores)."""
+    empty = np.zeros(0, np.int32)
+    parts = max(1, min(threads, n // 65536))
+    cuts = [n * k // parts for k in range(parts + 1)]
+    tasks = [
+        (src[row], empty if remap is None else remap, out[row], cuts[k], cuts[k + 1])
+        for row, remap in moves.items()
+        for k in range(parts)
+    ]
+    if parts == 1:
+        for t in tasks:
+            move_codes(*t)
+    else:
+        list(component_pool(threads).map(lambda t: move_codes(*t), tasks))
 
 
 def _extend_component(
@@ -174,6 +201,7 @@ def _extend_component(
     schema: dict[str, str],
     out: EncodedTable,
     tune: np.ndarray,
+    moves: dict[int, np.ndarray | None],
 ) -> bool:
     cols = comp.columns
     recipes = [enc.recipes.get(c) for c in cols]
@@ -193,9 +221,9 @@ def _extend_component(
     k = len(cols)
     allv = pa.concat_arrays([p.cast(parts[0].type) for p in parts[:k]])
     if route == "ranks":
-        done = _extend_ranks(cols, allv, const_keys, enc, out, new_state)
+        done = _extend_ranks(cols, allv, const_keys, enc, out, new_state, moves)
     else:
-        done = _extend_text(comp, allv, enc, state, new_state, table, schema, use, out, tune)
+        done = _extend_text(comp, allv, enc, state, new_state, table, schema, use, out, tune, moves)
     if done:
         out.warnings.extend(warns)
     return done
@@ -219,7 +247,10 @@ def _extend_ranks(
     enc: EncodedTable,
     out: EncodedTable,
     new_state: AppendState,
+    moves: dict[int, np.ndarray | None],
 ) -> bool:
+    """Extend a rank component; its rows' old codes move by ``moves[row]``
+    (``None``: unchanged)."""
     dictionary = enc.values[cols[0]]
     if not isinstance(dictionary, pa.Array):
         return False
@@ -256,10 +287,7 @@ def _extend_ranks(
     m = out.n - n
     for i, c in enumerate(cols):
         row = enc.index[c]
-        if remap is None:
-            out.codes[row, :n] = enc.codes[row]
-        else:
-            np.take(remap, enc.codes[row], out=out.codes[row, :n])
+        moves[row] = remap
         out.codes[row, n:] = batch_codes[i * m : (i + 1) * m]
         out.values[c] = new_dict
         out.domain[c] = len(new_dict)
@@ -284,7 +312,9 @@ def _extend_text(
     use: ColumnUse,
     out: EncodedTable,
     tune: np.ndarray,
+    moves: dict[int, np.ndarray | None],
 ) -> bool:
+    """Extend an equality text component (old codes unchanged)."""
     cols = comp.columns
     dictionary = enc.values[cols[0]]
     t = allv.type
@@ -323,7 +353,7 @@ def _extend_text(
     new_dict = HashedDictionary(index.hashes[: d + fresh.size])
     for i, c in enumerate(cols):
         row = enc.index[c]
-        out.codes[row, :n] = enc.codes[row]
+        moves[row] = None
         out.codes[row, n:] = batch_codes[i * m : (i + 1) * m]
         out.values[c] = new_dict
         out.domain[c] = len(new_dict)

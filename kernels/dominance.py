@@ -188,47 +188,52 @@ def orthant_counts(
     seg_lo: np.ndarray,
     seg_hi: np.ndarray,
     vx: np.ndarray,
-    xop: int,
     vy: np.ndarray,
-    yop: int,
+    xops: np.ndarray,
+    yops: np.ndarray,
     out: np.ndarray,
     bx: np.ndarray,
     by: np.ndarray,
 ) -> None:
-    """Per query ``i``: add to ``out[i]`` the points of segment
-    ``[seg_lo[i], seg_hi[i])`` with ``X xop vx[i]`` and ``Y yop vy[i]`` (codes; the
-    level's distinct codes ``dx``, ``dy``), and leave the orthant's dense-rank
-    bounds in ``bx[i]``, ``by[i]`` (see :func:`_local`)."""
-    le = xop <= LE
-    ge = yop >= GT
+    """Per query ``i`` and orthant family ``f``: add to ``out[f, i]`` the points of
+    segment ``[seg_lo[i], seg_hi[i])`` with ``X xops[f] vx[i]`` and ``Y yops[f]
+    vy[i]`` (codes; the level's distinct codes ``dx``, ``dy``), and leave the
+    orthant's dense-rank bounds in ``bx[f, i]``, ``by[f, i]`` (see :func:`_local`).
+    The families of one query search the same arrays one after the other (their
+    cache lines are shared)."""
+    nf = xops.shape[0]
     ymax = dy.shape[0] - 1
-    # queries in increasing (segment, vx) order search on from the last answer
-    at_d = 0
-    at_x = 0
+    # queries in increasing (segment, vx) order search on from the last answers
+    at_d = np.zeros(nf, np.int64)
+    at_x = np.zeros(nf, np.int64)
     for i in range(vx.shape[0]):
         s0, s1 = seg_lo[i], seg_hi[i]
-        if i == 0 or vx[i] < vx[i - 1] or s0 != seg_lo[i - 1]:
-            at_d = 0
-            at_x = s0
-        b = _local(dx, vx[i], xop, at_d)
-        at_d = b + 1 if le else b
-        c = _local(dy, vy[i], yop, 0)
-        bx[i] = b
-        by[i] = c
-        if s0 >= s1:
-            continue
-        if le:
-            hi = _position(xs, xstart, s0, s1, b + 1, at_x)
-            lo = s0
-            at_x = hi
-        else:
-            lo = _position(xs, xstart, s0, s1, b, at_x)
-            hi = s1
-            at_x = lo
-        if ge:
-            out[i] += _count_in(words, ones, zeros, lo, hi, c, ymax, ymax)
-        else:
-            out[i] += _count_in(words, ones, zeros, lo, hi, 0, c, ymax)
+        restart = i == 0 or vx[i] < vx[i - 1] or s0 != seg_lo[i - 1]
+        for f in range(nf):
+            xop, yop = xops[f], yops[f]
+            le = xop <= LE
+            if restart:
+                at_d[f] = 0
+                at_x[f] = s0
+            b = _local(dx, vx[i], xop, at_d[f])
+            at_d[f] = b + 1 if le else b
+            c = _local(dy, vy[i], yop, 0)
+            bx[f, i] = b
+            by[f, i] = c
+            if s0 >= s1:
+                continue
+            if le:
+                hi = _position(xs, xstart, s0, s1, b + 1, at_x[f])
+                lo = s0
+                at_x[f] = hi
+            else:
+                lo = _position(xs, xstart, s0, s1, b, at_x[f])
+                hi = s1
+                at_x[f] = lo
+            if yop >= GT:
+                out[f, i] += _count_in(words, ones, zeros, lo, hi, c, ymax, ymax)
+            else:
+                out[f, i] += _count_in(words, ones, zeros, lo, hi, 0, c, ymax)
 
 
 @njit(cache=True)

@@ -62,3 +62,18 @@ def dense_ranks(values, valid, lo, span_bits):
             uniq[r] = v
         ranks[i] = r
     return ranks, uniq[: r + 1]
+
+
+@njit(cache=True, nogil=True)
+def move_codes(src, remap, out, lo, hi):
+    """``out[lo:hi]``: ``src[lo:hi]`` through ``remap`` (``remap[c]`` the new code
+    of old code ``c``; its last slot is NULL's, -1's) or copied when ``remap`` is
+    empty -- an append's old codes when values were inserted among the ranks."""
+    if remap.shape[0] == 0:
+        for i in range(lo, hi):
+            out[i] = src[i]
+        return
+    last = remap.shape[0] - 1
+    for i in range(lo, hi):
+        c = src[i]
+        out[i] = remap[c] if c >= 0 else remap[last]

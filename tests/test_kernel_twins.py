@@ -605,13 +605,22 @@ def test_orthant_and_union_counts_are_the_naive_counts(data):
 
     lo_a, hi_a = np.array(qlo, np.int64), np.array(qhi, np.int64)
     bounds = []
-    for f in (0, 1):
-        out = np.full(q, 7, np.int64)
-        bx, by = np.empty(q, np.int64), np.empty(q, np.int64)
-        orthant_counts(words, ones, zeros, xs, xstart, dx, dy, lo_a, hi_a, vals[2 * f],
-                       ops[2 * f], vals[2 * f + 1], ops[2 * f + 1], out, bx, by)  # fmt: skip
-        assert (out - 7).tolist() == [int(inside(i, f).sum()) for i in range(q)]
-        bounds.append((ops[2 * f] <= LE, bx, ops[2 * f + 1] >= GT, by))
+    # family 1 over (vals[0], vals[1]); family 2 over the same values in one pass, or
+    # over its own (vals[2], vals[3])
+    shared = data.draw(st.booleans())
+    if shared:
+        vals[2], vals[3] = vals[0], vals[1]
+    calls = [[0, 1]] if shared else [[0], [1]]
+    for fs in calls:
+        out = np.full((len(fs), q), 7, np.int64)
+        bx, by = np.empty((len(fs), q), np.int64), np.empty((len(fs), q), np.int64)
+        xops = np.array([ops[2 * f] for f in fs], np.int64)
+        yops = np.array([ops[2 * f + 1] for f in fs], np.int64)
+        orthant_counts(words, ones, zeros, xs, xstart, dx, dy, lo_a, hi_a,
+                       vals[2 * fs[0]], vals[2 * fs[0] + 1], xops, yops, out, bx, by)  # fmt: skip
+        for j, f in enumerate(fs):
+            assert (out[j] - 7).tolist() == [int(inside(i, f).sum()) for i in range(q)]
+            bounds.append((ops[2 * f] <= LE, bx[j], ops[2 * f + 1] >= GT, by[j]))
     assert LT == 0
     union = np.zeros(xs.size, np.bool_)
     for i in range(q):
@@ -621,3 +630,22 @@ def test_orthant_and_union_counts_are_the_naive_counts(data):
                       np.array(glo, np.int64), np.array(ghi, np.int64),
                       le1, ge1, bx1, by1, le2, ge2, bx2, by2)  # fmt: skip
     assert got == int(union.sum())
+
+
+@settings(max_examples=examples(200, 30), deadline=None)
+@given(st.data())
+def test_move_codes_is_a_remapped_copy(data):
+    """An append's old codes: through the rank remap (NULL in its last slot) or copied."""
+    from facet.kernels.ranks import move_codes
+
+    d = data.draw(st.integers(1, 20))
+    src = np.array(data.draw(st.lists(st.integers(-1, d - 1), max_size=50)), np.int32)
+    grow = np.sort(np.array(data.draw(st.lists(st.integers(0, 3), min_size=d, max_size=d))))
+    remap = np.r_[np.arange(d) + grow, -1].astype(np.int32)
+    lo = data.draw(st.integers(0, src.size))
+    hi = data.draw(st.integers(lo, src.size))
+    for table, want in ((remap, remap[src]), (np.zeros(0, np.int32), src)):
+        out = np.full(src.size, 99, np.int32)
+        move_codes(src, table, out, lo, hi)
+        assert out[lo:hi].tolist() == want[lo:hi].tolist()
+        assert (out[:lo] == 99).all() and (out[hi:] == 99).all()
