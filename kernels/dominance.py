@@ -130,14 +130,23 @@ def _count_in(words, ones, zeros, lo: int, hi: int, ylo: int, yhi: int, ymax: in
 @njit(cache=True, inline="always")
 def _bound(xs: np.ndarray, lo: int, hi: int, v: int, right: bool) -> int:
     """First position of ``xs[lo:hi]`` (sorted) holding a value ``> v``
-    (``right``) or ``>= v``."""
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if xs[mid] < v or (right and xs[mid] == v):
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    (``right``) or ``>= v``: halving the length with a select, no branch on the
+    data (the searches are the kernels' cost)."""
+    n = hi - lo
+    if n <= 0:
+        return lo
+    base = lo
+    if right:
+        while n > 1:
+            half = n >> 1
+            base = base + half if xs[base + half] <= v else base
+            n -= half
+        return base + 1 if xs[base] <= v else base
+    while n > 1:
+        half = n >> 1
+        base = base + half if xs[base + half] < v else base
+        n -= half
+    return base + 1 if xs[base] < v else base
 
 
 #: comparison codes of ``orthant_counts``: ``t.X op v``
