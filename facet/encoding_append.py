@@ -119,7 +119,10 @@ def prepare(
     enc: EncodedTable, table: pa.Table, use: ColumnUse, schema: dict[str, str]
 ) -> AppendState:
     """The state for the first append to ``table`` (encoded as ``enc``): the hash
-    index of every equality text component (one pass over its codes)."""
+    index of every equality text component (one pass over its codes); the
+    kernel moving old codes is loaded now, so that the first append does not."""
+    one = np.zeros(1, np.int32)
+    move_codes(one, one, one.copy(), 0, 1)
     state = AppendState()
     for comp in use.components:
         first = comp.columns[0]
