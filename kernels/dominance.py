@@ -166,16 +166,6 @@ def _gallop(a: np.ndarray, start: int, hi: int, v: int, right: bool) -> int:
 
 
 @njit(cache=True, inline="always")
-def _local(d: np.ndarray, v: int, op: int, start: int) -> int:
-    """A level's dense-rank bound for ``x op v`` (``d`` its distinct codes):
-    ``x <= bound`` for ``LT``/``LE``, ``x >= bound`` for ``GT``/``GE``; the search
-    starts at ``start`` (at most the position sought)."""
-    right = (op == LE) | (op == GT)
-    p = _gallop(d, start, d.shape[0], v, right)
-    return p - 1 if op <= LE else p
-
-
-@njit(cache=True, inline="always")
 def _position(xs, xstart, s0: int, s1: int, r: int, start: int) -> int:
     """The first position of segment ``[s0, s1)`` with ``x >= r``: from
     ``xstart`` (a level of one segment: the first position of each rank) or by
@@ -207,38 +197,47 @@ def orthant_counts(
     """Per query ``i`` and orthant family ``f``: add to ``out[f, i]`` the points of
     segment ``[seg_lo[i], seg_hi[i])`` with ``X xops[f] vx[i]`` and ``Y yops[f]
     vy[i]`` (codes; the level's distinct codes ``dx``, ``dy``), and leave the
-    orthant's dense-rank bounds in ``bx[f, i]``, ``by[f, i]`` (see :func:`_local`).
+    orthant's dense-rank bounds in ``bx[f, i]``, ``by[f, i]``: ``x <= bx`` for
+    ``LT``/``LE``, ``x >= bx`` for ``GT``/``GE`` (``y`` alike).
     The families of one query search the same arrays one after the other (their
     cache lines are shared)."""
     nf = xops.shape[0]
-    ymax = dy.shape[0] - 1
-    # queries in increasing (segment, vx) order search on from the last answers
-    at_d = np.zeros(nf, np.int64)
-    at_x = np.zeros(nf, np.int64)
+    nd, ny = dx.shape[0], dy.shape[0]
+    ymax = ny - 1
+    # one search per query for every family: where vx's run starts and ends in dx
+    # (and vy's in dy), and the segment's positions of both; queries in increasing
+    # (segment, vx) order search on from the last answers
+    at_d = 0
+    at_x = 0
     for i in range(vx.shape[0]):
         s0, s1 = seg_lo[i], seg_hi[i]
-        restart = i == 0 or vx[i] < vx[i - 1] or s0 != seg_lo[i - 1]
+        if i == 0 or vx[i] < vx[i - 1] or s0 != seg_lo[i - 1]:
+            at_d = 0
+            at_x = s0
+        v = vx[i]
+        lbx = _gallop(dx, at_d, nd, v, False)
+        at_d = lbx
+        ubx = lbx + 1 if lbx < nd and dx[lbx] == v else lbx
+        w = vy[i]
+        lby = _bound(dy, 0, ny, w, False)
+        uby = lby + 1 if lby < ny and dy[lby] == w else lby
+        p_lb = p_ub = s0
+        if s0 < s1:
+            p_lb = _position(xs, xstart, s0, s1, lbx, at_x)
+            at_x = p_lb
+            p_ub = p_lb if ubx == lbx else _position(xs, xstart, p_lb, s1, ubx, p_lb)
         for f in range(nf):
             xop, yop = xops[f], yops[f]
-            le = xop <= LE
-            if restart:
-                at_d[f] = 0
-                at_x[f] = s0
-            b = _local(dx, vx[i], xop, at_d[f])
-            at_d[f] = b + 1 if le else b
-            c = _local(dy, vy[i], yop, 0)
+            b = lbx - 1 if xop == LT else ubx - 1 if xop == LE else ubx if xop == GT else lbx
+            c = lby - 1 if yop == LT else uby - 1 if yop == LE else uby if yop == GT else lby
             bx[f, i] = b
             by[f, i] = c
             if s0 >= s1:
                 continue
-            if le:
-                hi = _position(xs, xstart, s0, s1, b + 1, at_x[f])
-                lo = s0
-                at_x[f] = hi
+            if xop <= LE:
+                lo, hi = s0, (p_lb if xop == LT else p_ub)
             else:
-                lo = _position(xs, xstart, s0, s1, b, at_x[f])
-                hi = s1
-                at_x[f] = lo
+                lo, hi = (p_ub if xop == GT else p_lb), s1
             if yop >= GT:
                 out[f, i] += _count_in(words, ones, zeros, lo, hi, c, ymax, ymax)
             else:
@@ -247,35 +246,42 @@ def orthant_counts(
 
 @njit(cache=True)
 def _staircase(bx: np.ndarray, by: np.ndarray, le: bool, ge_y: bool, at: np.ndarray) -> np.ndarray:
-    """For each ``x`` of ``at``, the ``y`` threshold of the union of the orthants
-    ``{x <= bx_j (le) or x >= bx_j, y >= by_j (ge_y) or y <= by_j}``: the least
-    ``by_j`` (``ge_y``) or the greatest over the orthants holding ``x``;
-    ``2**62`` / ``-1`` where none does."""
+    """For each ``x`` of ``at`` (increasing), the ``y`` threshold of the union of
+    the orthants ``{x <= bx_j (le) or x >= bx_j, y >= by_j (ge_y) or y <= by_j}``:
+    the least ``by_j`` (``ge_y``) or the greatest over the orthants holding ``x``;
+    ``2**62`` / ``-1`` where none does.  ``bx`` already increasing (a batch sorted
+    by ``x``) is not sorted again."""
     none = (1 << 62) if ge_y else -1
     k = bx.shape[0]
-    order = np.argsort(bx, kind="mergesort")
-    sx = bx[order]
+    ordered = True
+    for j in range(1, k):
+        if bx[j] < bx[j - 1]:
+            ordered = False
+            break
+    order = np.arange(k) if ordered else np.argsort(bx, kind="mergesort")
     acc = np.empty(k, np.int64)  # running best over the orthants holding x
-    if le:  # orthants holding x: bx_j >= x, a suffix of sx
-        best = none
+    best = none
+    if le:  # orthants holding x: bx_j >= x, a suffix in bx order
         for j in range(k - 1, -1, -1):
             b = by[order[j]]
             best = min(best, b) if ge_y else max(best, b)
             acc[j] = best
     else:  # bx_j <= x: a prefix
-        best = none
         for j in range(k):
             b = by[order[j]]
             best = min(best, b) if ge_y else max(best, b)
             acc[j] = best
     out = np.empty(at.shape[0], np.int64)
+    j = 0  # le: the first orthant with bx >= x; else: the orthants with bx <= x
     for i in range(at.shape[0]):
         if le:
-            j = _bound(sx, 0, k, at[i], False)
+            while j < k and bx[order[j]] < at[i]:
+                j += 1
             out[i] = acc[j] if j < k else none
         else:
-            j = _bound(sx, 0, k, at[i], True) - 1
-            out[i] = acc[j] if j >= 0 else none
+            while j < k and bx[order[j]] <= at[i]:
+                j += 1
+            out[i] = acc[j - 1] if j > 0 else none
     return out
 
 
@@ -340,10 +346,18 @@ def union_count(
         cuts = np.unique(cuts)
         t1 = _staircase(bx1[a:b], by1[a:b], le1, ge1, cuts)
         t2 = _staircase(bx2[a:b], by2[a:b], le2, ge2, cuts)
+        # a slab runs on while both thresholds stay (only the batch's Pareto
+        # points move a staircase: few slabs on most data)
+        nc = cuts.shape[0]
         hi = _position(xs, xstart, s0, s1, cuts[0], s0)
-        for i in range(cuts.shape[0]):
+        i = 0
+        while i < nc:
+            j = i + 1
+            while j < nc and t1[j] == t1[i] and t2[j] == t2[i]:
+                j += 1
             lo = hi
-            hi = s1 if i + 1 == cuts.shape[0] else _position(xs, xstart, lo, s1, cuts[i + 1], lo)
+            hi = s1 if j == nc else _position(xs, xstart, lo, s1, cuts[j], lo)
             if lo < hi:
                 total += _count_union(words, ones, zeros, lo, hi, ymax, t1[i], ge1, t2[i], ge2)
+            i = j
     return total
