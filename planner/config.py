@@ -94,6 +94,10 @@ class Config:
     #: row are counted from per-range value counts of the other predicate's columns
     #: when there are at most this many (distinct values x ranges), else by tasks
     spark_summary_values: int = 2_000_000
+    #: a key- or FD-shaped DC whose columns Spark compares as facet does is counted by
+    #: Spark's own aggregates (rows per key and per key and value), no Python task
+    #: (False: by the tasks; the answer is the same)
+    spark_key_aggregates: bool = True
 
     # ------------------------------------------------------------------ encoding
     #: several components encode on parallel threads from this many rows

@@ -31,6 +31,7 @@ import facet
 from facet.api import load_dcs, open_session
 from facet.column_types import analyze
 from facet.engine.spark.table import _int96_columns, spark_table
+from facet.key_tallies import shape as key_shape
 from facet.loading import load
 from facet.planner.config import Config
 from tests.arrow_strategies import typed_dcs, typed_tables
@@ -330,10 +331,9 @@ def test_a_dc_without_equality_is_range_partitioned_and_pruned(spark, tmp_path):
     assert _triples(got.pairs()) == _triples(facet.detect(small, dcs=dcs, output="pairs").pairs())
 
 
-def test_keys_spark_computes_itself_count_as_the_local_engine(spark, tmp_path):
-    """Equality keys of text and whole-number columns are Spark's own hashes (no
-    Python pass); a key of other values is the tasks'.  Both give the local
-    counts, with NULLs, empty strings, int32 against int64 and booleans."""
+def _mixed_table() -> pa.Table:
+    """Columns of every typing the Spark engine keys itself or hands to the tasks:
+    NULLs, empty strings, int32 against int64, booleans, decimals, -0.0 and NaN."""
     n = 3_000
     rng = np.random.default_rng(11)
     words = np.array(["x", "y", "", "x ", "Y", "é"], dtype=object)
@@ -352,6 +352,16 @@ def test_keys_spark_computes_itself_count_as_the_local_engine(spark, tmp_path):
         "fl": pa.array(rng.choice([-0.0, 0.0, np.nan, 1.5, 2.25], n)),
         "ts": pa.array(rng.integers(0, 20, n) * 1_000_000, pa.timestamp("us", tz="UTC")),
     })  # fmt: skip
+    # g: v // 10 but on every 97th row, so v -> g holds for most v and fails for a few
+    g = table.column("v").to_numpy() // 10 + (np.arange(n) % 97 == 0)
+    return table.append_column("g", pa.array(g))
+
+
+def test_keys_spark_computes_itself_count_as_the_local_engine(spark, tmp_path):
+    """Equality keys of text and whole-number columns are Spark's own hashes (no
+    Python pass); a key of other values is the tasks'.  Both give the local
+    counts, with NULLs, empty strings, int32 against int64 and booleans."""
+    table = _mixed_table()
     native = ["not(t.a = t'.b and t.v < t'.v)", "not(t.s = t'.s and t.v > t'.v)",
               "not(t.f = t'.f and t.a = t'.a and t.v != t'.v)",
               "not(t.dec = t'.dec and t.v < t'.v)", "not(t.fl = t'.fl and t.v > t'.v)",
@@ -373,6 +383,41 @@ def test_keys_spark_computes_itself_count_as_the_local_engine(spark, tmp_path):
             assert engine._native_keys(c, c) is not None
         # an ordered CSV column is a number facet parses; a typed one is Spark's long
         assert (engine._native_keys("v", "v") is None) == (data is csv)
+
+
+def test_keys_and_fds_are_counted_by_spark_aggregates(spark, tmp_path):
+    """Key- and FD-shaped DCs whose columns Spark compares as facet does are
+    counted by Spark's aggregates (no task) and equal the local engine; the
+    others go to the tasks."""
+    table = _mixed_table()
+    rules = ["not(t.s = t'.s)", "not(t.a = t'.a and t.s != t'.s)",
+             "not(t.s = t'.s and t.fl != t'.fl)", "not(t.dec = t'.dec and t.ts = t'.ts)",
+             "not(t.f = t'.f and t.b != t'.b)", "not(t.fl = t'.fl and t.dec != t'.dec)",
+             "not(t.x = t'.x and t.v != t'.v)", "not(t.v < t'.v and t.a > t'.a)",
+             "not(t.a = t'.b and t.s != t'.s)", "not(t.v = t'.v and t.g != t'.g)"]  # fmt: skip
+    csv = tmp_path / "t.csv"
+    pa.csv.write_csv(table, csv)
+    for data in (table, csv):
+        opened = open_session(data, dcs=rules, engine="spark")
+        engine = opened.session.engine
+        local = facet.detect(data, dcs=rules)
+        for i in range(len(rules)):
+            got = opened.session.count(i)
+            assert got == (local.dcs[i].violations, local.dcs[i].rows_involved), rules[i]
+        counted = {w["dc"] for w in engine.work if w.get("aggregates")}
+        want = {
+            i for i, dc in enumerate(opened.session.normal)
+            if key_shape(dc) is not None
+            and all(engine.native_values(c) is not None for p in dc.preds for c in (p.a, p.b))
+        }  # fmt: skip
+        # the CSV's a (and b, compared with a), v: numbers facet parses (the eighth DC)
+        assert counted == want == ({0, 1, 2, 3, 4, 5, 6, 9} if data is table else {0, 2, 3, 5})
+    off = open_session(table, dcs=rules, engine="spark",
+                       config=Config(spark_key_aggregates=False))  # fmt: skip
+    assert [off.session.count(i) for i in range(len(rules))] == [
+        (d.violations, d.rows_involved) for d in facet.detect(table, dcs=rules).dcs
+    ]
+    assert not any(w.get("aggregates") for w in off.session.engine.work)
 
 
 OPS = ["<", "<=", ">", ">=", "=", "!="]

@@ -69,6 +69,7 @@ from facet.engine.spark.tasks import (
     trie_task,
     typed_columns,
 )
+from facet.key_tallies import shape as key_shape
 from facet.language.normalize import EQUALITY, INEQUALITY, NormalDC, PairPredicate
 from facet.planner.config import DEFAULT, Config
 from facet.planner.plan import Plan, Stage
@@ -186,6 +187,9 @@ class SparkEngine(Engine):
         return replace(groups, key=key, done=[*groups.done, stage])
 
     def count(self, plan: Plan, groups: SparkGroups) -> tuple[int, int]:
+        got = self._key_aggregates(groups.dc)
+        if got is not None:
+            return got
         job, spread = self._job("count", plan, groups, None)
         try:
             return self._count(groups, job, spread)
@@ -222,6 +226,53 @@ class SparkEngine(Engine):
             out.unpersist()
         violations = int(totals["v"] or 0) + spread.summed
         return violations, int(totals["r"] or 0) + int(shared["r"] or 0)
+
+    def _key_aggregates(self, dc: int) -> tuple[int, int] | None:
+        """A key- or FD-shaped DC's count (:func:`facet.key_tallies.shape`: ``X``
+        identifies a row, or ``X -> Y``) from Spark aggregates, when Spark's
+        values of its columns compare as facet's (:meth:`native_values`); else
+        None.  Over the rows with no NULL in ``X`` (nor ``Y``), with ``c(x)`` the
+        rows of key ``x`` and ``c(x, y)`` those also holding ``y``: a key's
+        violations are ``sum c(x) (c(x) - 1)`` and its rows involved the rows of
+        keys held twice; an FD's violations are ``sum_x c(x)^2 - sum_y c(x, y)^2``
+        (the ordered pairs of a key whose ``Y`` differ) and its rows involved the
+        rows of keys holding two values of ``Y``."""
+        if not self.config.spark_key_aggregates:
+            return None
+        got = key_shape(self.spec.normal[dc])
+        if got is None:
+            return None
+        xs, y = got
+        cols = [*xs, *([y] if y is not None else [])]
+        values = [self.native_values(c) for c in cols]
+        if any(v is None for v in values):
+            return None
+        from pyspark.sql import functions as F  # noqa: N812
+
+        self.step("aggregates")
+        names = [f"_facet_c{i}" for i in range(len(cols))]
+        rows = self.table.frame.select(*[v.alias(n) for v, n in zip(values, names, strict=True)])
+        rows = rows.dropna(subset=names)
+        one = F.count(F.lit(1))
+        keys = names[: len(xs)]
+        if y is None:
+            per = rows.groupBy(*keys).agg(one.alias("c"))
+            row = per.agg(
+                F.sum(F.col("c") * (F.col("c") - 1)).alias("v"),
+                F.sum(F.when(F.col("c") >= 2, F.col("c"))).alias("r"),
+            ).collect()[0]
+        else:
+            per_xy = rows.groupBy(*keys, names[-1]).agg(one.alias("c"))
+            per_x = per_xy.groupBy(*keys).agg(
+                F.sum("c").alias("cx"), F.sum(F.col("c") * F.col("c")).alias("sq"),
+                one.alias("ny"),
+            )  # fmt: skip
+            row = per_x.agg(
+                F.sum(F.col("cx") * F.col("cx") - F.col("sq")).alias("v"),
+                F.sum(F.when(F.col("ny") >= 2, F.col("cx"))).alias("r"),
+            ).collect()[0]
+        self.work.append({"dc": dc, "aggregates": True})
+        return int(row["v"] or 0), int(row["r"] or 0)
 
     def count_trie(
         self, plans: dict[int, Plan], seqs: dict[int, list[Stage]], ids: list[int]
