@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from facet import dominance_index, key_tallies
+import facet.dominance_index as dominance_index
+import facet.key_tallies as key_tallies
 from facet.api import (
     Opened,
     RulesLike,

@@ -38,6 +38,9 @@ LAYERS = {
     "facet.progress": 2,
     "facet.sinks": 2,
     "facet.result": 2,
+    "facet.encoding_append": 2,  # the incremental state over an encoding
+    "facet.key_tallies": 2,
+    "facet.dominance_index": 2,
     "facet.engine": 3,
     "facet.api": 4,
     "facet.detector": 4,

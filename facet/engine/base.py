@@ -100,6 +100,11 @@ class Engine(ABC):
     def count(self, plan: Plan, groups: Any) -> tuple[int, int]:
         """``(violations, rows involved)`` of a count plan from ``groups``."""
 
+    def direct_count(self, dc: NormalDC) -> tuple[int, int] | None:
+        """``(violations, rows involved)`` of a two-tuple DC when the engine has
+        them without a plan (no statistics, no refinement), else None."""
+        return None
+
     @abstractmethod
     def pairs(
         self, plan: Plan, groups: Any, stages: list[Stage] | None = None

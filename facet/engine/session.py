@@ -90,9 +90,13 @@ class Session:
         monitor = self.monitor
         if monitor is not None:
             monitor.dc_started(i)  # the deadline, checked between DCs
-        plan = self.plan(i, "count")
-        if plan is None:
-            rows = engine.single_rows(self.normal[i])
+        nd = self.normal[i]
+        direct = engine.direct_count(nd) if nd.arity == 2 and not engine.scoped else None
+        plan = None if direct is not None else self.plan(i, "count")
+        if direct is not None:
+            answer = direct
+        elif plan is None:
+            rows = engine.single_rows(nd)
             answer = len(rows), len(rows)
         else:
             answer = engine.count(plan, self.initial(i))

@@ -227,6 +227,9 @@ class SparkEngine(Engine):
         violations = int(totals["v"] or 0) + spread.summed
         return violations, int(totals["r"] or 0) + int(shared["r"] or 0)
 
+    def direct_count(self, dc: NormalDC) -> tuple[int, int] | None:
+        return self._key_aggregates(self._index(dc))
+
     def _key_aggregates(self, dc: int) -> tuple[int, int] | None:
         """A key- or FD-shaped DC's count (:func:`facet.key_tallies.shape`: ``X``
         identifies a row, or ``X -> Y``) from Spark aggregates, when Spark's
