@@ -142,6 +142,41 @@ def test_bench_count_two_lopsided(benchmark):
         assert out_q[i] == int(np.count_nonzero((q1[i] > p1) & (q2[i] < p2)))
 
 
+def test_bench_dominance_append(benchmark):
+    """An append's counts from a dominance index level (facet/dominance_index.py):
+    10k batch rows against a level of 1M price/discount-like points -- both orthant
+    families in one pass, then the old rows in the union of the batch's orthants."""
+    from facet.dominance_index import _level, _orthants, _union, shape
+    from facet.language.normalize import normalize
+    from facet.language.parser import parse_dc
+
+    rng = np.random.default_rng(6)
+    m = 10_000
+    x, y = rng.integers(0, N, N), rng.integers(0, 11, N)
+    lv = _level([], x, y)
+    sh = shape(normalize(parse_dc("not(t.p > t'.p and t.d < t'.d)")[0]))
+    qx = np.sort(rng.integers(0, N, m))
+    vals = {"p": qx, "d": rng.integers(0, 11, m)}
+    lo, hi = np.zeros(m, np.int64), np.full(m, N, np.int64)
+    got = {}
+
+    def run():
+        (c2, c1), (b2, b1) = _orthants(lv, sh, vals, lo, hi)
+        got["c"] = (c2, c1, _union(lv, b2, b1, None, lo, hi))
+
+    run()
+    benchmark.pedantic(run, rounds=7, warmup_rounds=1)
+    c2, c1, union = got["c"]
+    for i in (0, 1, m // 2, m - 1):  # spot checks against brute force
+        assert c2[i] == int(np.count_nonzero((qx[i] > x) & (vals["d"][i] < y)))
+        assert c1[i] == int(np.count_nonzero((x > qx[i]) & (y < vals["d"][i])))
+    # t is involved when some s has s.p > t.p, s.d < t.d, or s.p < t.p, s.d > t.d
+    d = vals["d"]
+    most = np.array([qx[d < v].max(initial=-1) for v in range(11)])
+    least = np.array([qx[d > v].min(initial=N) for v in range(11)])
+    assert union == int(np.count_nonzero((x < most[y]) | (x > least[y])))
+
+
 def test_bench_count_two(benchmark):
     codes, _, _ = _codes("few")
     buf, desc = _whole()

@@ -128,20 +128,14 @@ def _count_in(words, ones, zeros, lo: int, hi: int, ylo: int, yhi: int, ymax: in
 
 
 @njit(cache=True, inline="always")
-def _bound(xs: np.ndarray, lo: int, hi: int, v: int, right: bool) -> int:
-    """First position of ``xs[lo:hi]`` (sorted) holding a value ``> v``
-    (``right``) or ``>= v``: halving the length with a select, no branch on the
-    data (the searches are the kernels' cost)."""
+def _bound(xs: np.ndarray, lo: int, hi: int, v: int) -> int:
+    """First position of ``xs[lo:hi]`` (sorted) holding a value ``>= v``: halving
+    the length with a select, no branch on the data (the searches are the
+    kernels' cost)."""
     n = hi - lo
     if n <= 0:
         return lo
     base = lo
-    if right:
-        while n > 1:
-            half = n >> 1
-            base = base + half if xs[base + half] <= v else base
-            n -= half
-        return base + 1 if xs[base] <= v else base
     while n > 1:
         half = n >> 1
         base = base + half if xs[base + half] < v else base
@@ -154,15 +148,15 @@ LT, LE, GT, GE = 0, 1, 2, 3
 
 
 @njit(cache=True, inline="always")
-def _gallop(a: np.ndarray, start: int, hi: int, v: int, right: bool) -> int:
-    """``_bound(a, start, hi, v, right)`` by steps doubling from ``start``: cheap
-    when the answer is near ``start`` (queries in increasing order)."""
+def _gallop(a: np.ndarray, start: int, hi: int, v: int) -> int:
+    """``_bound(a, start, hi, v)`` by steps doubling from ``start``: cheap when
+    the answer is near ``start`` (queries in increasing order)."""
     lo = start
     step = 1
-    while lo + step <= hi and (a[lo + step - 1] < v or (right and a[lo + step - 1] == v)):
+    while lo + step <= hi and a[lo + step - 1] < v:
         lo += step
         step *= 2
-    return _bound(a, lo, min(lo + step - 1, hi), v, right)
+    return _bound(a, lo, min(lo + step - 1, hi), v)
 
 
 @njit(cache=True, inline="always")
@@ -172,7 +166,7 @@ def _position(xs, xstart, s0: int, s1: int, r: int, start: int) -> int:
     a search from ``start`` (at least ``s0``, at most the position)."""
     if xstart.shape[0] > 0:
         return xstart[min(max(r, 0), xstart.shape[0] - 1)]
-    return _gallop(xs, start, s1, r, False)
+    return _gallop(xs, start, s1, r)
 
 
 @njit(cache=True, nogil=True)
@@ -215,11 +209,11 @@ def orthant_counts(
             at_d = 0
             at_x = s0
         v = vx[i]
-        lbx = _gallop(dx, at_d, nd, v, False)
+        lbx = _gallop(dx, at_d, nd, v)
         at_d = lbx
         ubx = lbx + 1 if lbx < nd and dx[lbx] == v else lbx
         w = vy[i]
-        lby = _bound(dy, 0, ny, w, False)
+        lby = _bound(dy, 0, ny, w)
         uby = lby + 1 if lby < ny and dy[lby] == w else lby
         p_lb = p_ub = s0
         if s0 < s1:
