@@ -21,7 +21,7 @@ from facet.api import load_dcs
 from facet.detector import _ScopedSession
 from facet.language.normalize import normalize
 from facet.planner.config import DEFAULT
-from tests.naive import naive_pairs
+from tests.appends import appends_equal_naive
 from tests.strategies import examples
 
 SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
@@ -62,14 +62,6 @@ def plane_dcs(draw) -> str:
     return "not(" + " and ".join(draw(st.permutations(preds))) + ")"
 
 
-def _within(pairs: set, lo: int, hi: int) -> set:
-    return {p for p in pairs if lo <= p[0] < hi and lo <= p[1] < hi}
-
-
-def _rows(pairs: set) -> set:
-    return {r for p in pairs for r in p}
-
-
 @settings(max_examples=examples(250, 30), deadline=None, suppress_health_check=SLOW)
 @given(data=st.data(), table=plane_tables(), merge=st.sampled_from([0, 2, 1000]))
 def test_indexed_appends_equal_naive(data, table, merge, monkeypatch):
@@ -81,26 +73,7 @@ def test_indexed_appends_equal_naive(data, table, merge, monkeypatch):
     rules = load_dcs(None, texts)
     n = table.num_rows
     cuts = sorted(data.draw(st.lists(st.integers(0, n), min_size=1, max_size=6)))
-    bounds = [0, *cuts, n]
-    full = [naive_pairs(table, dc) for dc in rules]
-    det = facet.Detector(table.slice(0, bounds[1]), dcs=rules)
-    asked = False
-    for lo, hi in zip(bounds[1:-1], bounds[2:], strict=True):
-        res = det.append(table.slice(lo, hi - lo))
-        indexed = isinstance(res._session, _ScopedSession)
-        assert indexed or bounds[1] == 0  # an empty base's first batch encodes all
-        for i, d in enumerate(res.dcs):
-            want = _within(full[i], 0, hi) - _within(full[i], 0, lo)
-            assert d.violations == len(want), texts[i]
-            assert d.rows_involved == len(_rows(want)), texts[i]
-        if indexed and not asked:  # pairs of an indexed result, on demand
-            asked = True
-            got = res.pairs()
-            cols = [got.column(c).to_pylist() for c in ("dc", "t1", "t2")]
-            for i in range(len(rules)):
-                mine = {(a, b) for dc, a, b in zip(*cols, strict=True) if dc == i}
-                assert mine == _within(full[i], 0, hi) - _within(full[i], 0, lo)
-    assert [d["violations"] for d in det.totals()["dcs"]] == [len(f) for f in full]
+    appends_equal_naive(table, rules, texts, [0, *cuts, n], all_counted=True)
 
 
 def test_levels_merge_and_stay_exact():
@@ -153,3 +126,31 @@ def test_index_shapes(dc, keys, x, y):
         assert got is None
     else:
         assert (got.keys, got.x, got.y) == (keys, x, y)
+
+
+@pytest.mark.parametrize(
+    "typ",
+    [pa.int8(), pa.uint16(), pa.int32(), pa.decimal128(9, 2), pa.float64(), pa.date32(),
+     pa.timestamp("s"), pa.timestamp("ms"), pa.timestamp("us", tz="UTC"), pa.timestamp("ns")],
+    ids=str,
+)  # fmt: skip
+def test_typed_columns_index_as_naive(typ):
+    """The index over typed columns of every width and unit (ranks that move as
+    batches bring new values, NULLs) answers as the naive pairs, append by append."""
+    rng = np.random.default_rng(8)
+    n = 60
+
+    def col(span: int) -> pa.Array:
+        v = rng.integers(0, span, n)
+        mask = rng.random(n) < 0.1
+        if pa.types.is_decimal(typ):
+            from decimal import Decimal
+
+            return pa.array([None if m else Decimal(int(x)) / 4 for x, m in zip(v, mask, strict=True)], typ)  # fmt: skip
+        base = pa.int32() if pa.types.is_date32(typ) else pa.int64()
+        return pa.array(v, base, mask=mask).cast(typ)
+
+    table = pa.table({"k": rng.integers(0, 3, n), "x": col(40), "y": col(40)})
+    texts = ["not(t.k = t'.k and t.x > t'.x and t.y < t'.y)", "not(t.x >= t'.y and t.y <= t'.x)"]
+    rules = load_dcs(None, texts)
+    appends_equal_naive(table, rules, texts, [0, 20, 35, 36, 50, n], all_counted=True)

@@ -19,7 +19,7 @@ from facet.api import load_dcs
 from facet.detector import _ScopedSession
 from facet.language.normalize import normalize
 from facet.planner.config import DEFAULT
-from tests.naive import naive_pairs
+from tests.appends import appends_equal_naive
 from tests.strategies import dcs, examples, tables
 
 SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
@@ -33,15 +33,6 @@ def key_or_fd(draw, cols: list[str]) -> str:
     preds = [f"t.{x} = t'.{x}" for x in xs] + ([f"t.{y} != t'.{y}"] if y else [])
     order = draw(st.permutations(preds))
     return "not(" + " and ".join(order) + ")"
-
-
-def _within(pairs: set, lo: int, hi: int) -> set:
-    """The violations among rows ``lo .. hi - 1`` (a single-tuple DC's are rows)."""
-    return {p for p in pairs if all(lo <= r < hi for r in (p if isinstance(p, tuple) else (p,)))}
-
-
-def _rows(pairs: set) -> set:
-    return {r for p in pairs for r in (p if isinstance(p, tuple) else (p,))}
 
 
 @settings(max_examples=examples(250, 30), deadline=None, suppress_health_check=SLOW)
@@ -59,33 +50,8 @@ def test_tallied_appends_equal_naive(data, narrow, monkeypatch):
         texts.append(other.canonical())
     n = table.num_rows
     cuts = sorted(data.draw(st.lists(st.integers(0, n), min_size=1, max_size=4)))
-    bounds = [0, *cuts, n]
-    full = [naive_pairs(table, dc) for dc in rules]
-    det = facet.Detector(table.slice(0, bounds[1]), dcs=rules)
-    asked = False
-    for lo, hi in zip(bounds[1:-1], bounds[2:], strict=True):
-        res = det.append(table.slice(lo, hi - lo))
-        tallied = isinstance(res._session, _ScopedSession)
-        # an empty base's first batch encodes all; another DC may need that too
-        # (ordered text, mixed types: facet/encoding_append.py)
-        assert tallied or bounds[1] == 0 or mixed
-        for i, d in enumerate(res.dcs):
-            want = _within(full[i], 0, hi) - _within(full[i], 0, lo)
-            assert d.violations == len(want), texts[i]
-            assert d.rows_involved == len(_rows(want)), texts[i]
-        if tallied and not asked:  # rows and pairs of a tallied result, on demand
-            asked = True
-            got = res.pairs()
-            for i in range(len(rules)):
-                mine = {
-                    a if b is None else (a, b)
-                    for dc, a, b in zip(
-                        *[got.column(c).to_pylist() for c in ("dc", "t1", "t2")], strict=True
-                    )
-                    if dc == i
-                }
-                assert mine == _within(full[i], 0, hi) - _within(full[i], 0, lo)
-    assert [d["violations"] for d in det.totals()["dcs"]] == [len(f) for f in full]
+    # another DC may need the whole table encoded again (ordered text, mixed types)
+    appends_equal_naive(table, rules, texts, [0, *cuts, n], all_counted=not mixed)
 
 
 def test_tallies_off_give_the_same_answer():
