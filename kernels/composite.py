@@ -258,3 +258,95 @@ def count_composite(
         deg_r[t] -= 1
         total -= 1
     return total
+
+
+@njit(cache=True, nogil=True)
+def key_candidates(codes, first, others, dom, limit):
+    """The rows that can be in a violation of a key or FD (ascending tids): no NULL
+    in row ``first`` of ``codes`` (the key column with the most values) nor in the
+    rows ``others`` (the other key columns, and ``Y``), and a value of ``first``
+    that two rows or more hold.  Two rows of one key both pass, so the key's and
+    the FD's counts over these rows are the table's.  ``(tids, True)``; or
+    ``(empty, False)`` as soon as more than ``limit`` rows pass (the caller
+    counts another way).  Two passes over the rows, one array of ``dom`` counts."""
+    n = codes.shape[1]
+    cnt = np.zeros(max(dom, 1), np.int32)
+    for i in range(n):
+        v = codes[first, i]
+        if v >= 0:
+            cnt[v] += 1
+    out = np.empty(min(limit, n), np.int64)
+    m = 0
+    for i in range(n):
+        v = codes[first, i]
+        if v < 0 or cnt[v] < 2:
+            continue
+        ok = True
+        for j in range(others.shape[0]):
+            if codes[others[j], i] < 0:
+                ok = False
+                break
+        if not ok:
+            continue
+        if m == out.shape[0]:
+            return out[:0], False
+        out[m] = i
+        m += 1
+    return out[:m], True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _find(table, mask, key):
+    """``key``'s slot in the open-addressing ``table`` (-1: empty)."""
+    h = np.int64((np.uint64(key) * _GOLDEN) >> np.uint64(32)) & mask
+    while table[h] != -1 and table[h] != key:
+        h = (h + 1) & mask
+    return h
+
+
+@njit(cache=True, nogil=True)
+def key_counts(xkeys, xykeys):
+    """``(violations, rows involved)`` of rows whose key is ``xkeys[i]`` (packed,
+    >= 0): a key's -- the ordered pairs of rows holding one key, the rows of keys
+    held twice -- when ``xykeys`` is empty; else an FD's (``xykeys[i]``: the row's
+    key and ``Y``, packed) -- the pairs holding one key and two values of ``Y``,
+    the rows of keys holding two values.  Hash tables sized to the rows."""
+    m = xkeys.shape[0]
+    fd = xykeys.shape[0] == m and m > 0
+    cap = 2
+    while cap < 2 * m:
+        cap <<= 1
+    mask = cap - 1
+    keys = np.full(cap, -1, np.int64)
+    cnt = np.zeros(cap, np.int64)
+    values = np.zeros(cap, np.int64)  # FD: values of Y per key
+    pkeys = np.full(cap if fd else 1, -1, np.int64)
+    pcnt = np.zeros(cap if fd else 1, np.int64)
+    for i in range(m):
+        h = _find(keys, mask, xkeys[i])
+        keys[h] = xkeys[i]
+        cnt[h] += 1
+        if fd:
+            g = _find(pkeys, mask, xykeys[i])
+            if pkeys[g] == -1:
+                pkeys[g] = xykeys[i]
+                values[h] += 1
+            pcnt[g] += 1
+    violations = 0
+    rows = 0
+    for h in range(cap):
+        c = cnt[h]
+        if c == 0:
+            continue
+        if fd:
+            violations += c * c
+            if values[h] >= 2:
+                rows += c
+        else:
+            violations += c * (c - 1)
+            if c >= 2:
+                rows += c
+    if fd:
+        for g in range(cap):
+            violations -= pcnt[g] * pcnt[g]
+    return violations, rows

@@ -132,6 +132,12 @@ class Config:
     #: ... up to this many tids on both sides together (above, on several threads,
     #: only when the first equality is cross-column: refining wins otherwise)
     fuse_keyed_tids: int = 1 << 20
+    #: a key- or FD-shaped DC of a whole-table count is counted directly from the rows
+    #: whose value of its most distinct key column two rows hold
+    #: (:func:`facet.engine.counting.count_key_candidates`) when at most this fraction
+    #: of the rows (+ 1024) are such rows (False: always the plan; the answer is the same)
+    key_prefilter: bool = True
+    key_prefilter_share: float = 0.125
     #: a scoped run cuts each initial pair's large side to the rows that can pair
     #: with its small side (:func:`facet.engine.filters.semi_join`; False: not;
     #: the answer is the same)

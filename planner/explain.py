@@ -122,6 +122,10 @@ def with_actuals(rec: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
         if report.get("fused"):
             # the equality stages ran inside the sink (facet.kernels.composite)
             rec["count_sink"]["actual"]["fused_stages"] = report["fused"]
+    direct = report.get("direct")
+    if direct is not None:
+        # counted without the plan (an engine's direct count): what it read instead
+        actual["direct"] = {"rows": direct["rows"], "seconds": round(direct["seconds"], 6)}
     rec["actual"] = actual
     return rec
 
@@ -218,6 +222,13 @@ def render_text(doc: dict[str, Any]) -> str:
                     f"sink: ran fused with the {fused} equality stage{'s' if fused > 1 else ''} "
                     "above it -- composite codes, one counting sort, code tallies (no groups)"
                 )
+        direct = (d.get("actual") or {}).get("direct") if analyzed else None
+        if direct is not None:
+            notes.append(
+                f"counted without this plan: the {direct['rows']:,} rows whose most distinct "
+                "key column holds a repeated value, their keys numbered and counted "
+                f"({direct['seconds']:.3f} s)"
+            )
         for note in notes:
             lines.append(f"  note {note}")
         if analyzed:

@@ -42,8 +42,13 @@ def keyed_dcs(draw, kinds: list[str]) -> DC:
 
 
 #: always fused where the shape allows, on one and on several threads; and never
-FUSED = [Config(fuse_keyed_tids=1 << 40), Config(threads=1), Config(threads=3)]
-REFINED = Config(fuse_keyed=False)
+#: (keys and FDs would be counted directly first: tests/test_direct_keys.py)
+FUSED = [
+    Config(fuse_keyed_tids=1 << 40, key_prefilter=False),
+    Config(threads=1, key_prefilter=False),
+    Config(threads=3, key_prefilter=False),
+]
+REFINED = Config(fuse_keyed=False, key_prefilter=False)
 
 
 @CASES

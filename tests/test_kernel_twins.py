@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from facet.kernels import dictionary
 from facet.kernels.common import OP_CODES, compare_arrays
-from facet.kernels.composite import count_composite
+from facet.kernels.composite import count_composite, key_candidates, key_counts
 from facet.kernels.expand import expand, sides_to_lists
 from facet.kernels.hashing import (
     hash_bytes,
@@ -532,6 +532,50 @@ def test_count_composite_equals_its_naive_twin(data):
     assert np.array_equal(deg_l, want_l)
     assert np.array_equal(deg_r, want_r)
     assert total == want_l.sum()
+
+
+@settings(max_examples=examples(400, 40), deadline=None, suppress_health_check=SLOW)
+@given(data=st.data())
+def test_key_candidates_are_the_rows_whose_first_value_repeats(data):
+    codes, _ = data.draw(code_matrices(rows=3, max_n=30, big_n=200))
+    n = codes.shape[1]
+    first = data.draw(st.integers(0, 2))
+    # the engine's codes are dense (a table's dictionary): rank the first row's
+    valued = codes[first] >= 0
+    codes[first, valued] = np.unique(codes[first, valued], return_inverse=True)[1]
+    others = np.array(
+        data.draw(st.lists(st.sampled_from([r for r in range(3) if r != first]), unique=True)),
+        np.int64,
+    )
+    values = [int(v) for v in codes[first] if v >= 0]
+    want = [
+        i for i in range(n)
+        if codes[first, i] >= 0 and values.count(int(codes[first, i])) >= 2
+        and all(codes[r, i] >= 0 for r in others)
+    ]  # fmt: skip
+    limit = data.draw(st.integers(0, n + 1))
+    dom = int(codes[first].max()) + 1 + data.draw(st.integers(0, 3))  # any bound above
+    tids, ok = key_candidates(codes, first, others, dom, limit)
+    if len(want) <= limit:
+        assert ok and tids.tolist() == want
+    else:  # more rows pass than the limit: the caller counts another way
+        assert not ok and tids.size == 0
+
+
+@settings(max_examples=examples(400, 40), deadline=None, suppress_health_check=SLOW)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3)), max_size=60), st.booleans())
+def test_key_counts_are_the_naive_key_and_fd_counts(rows, fd):
+    """``key_counts`` over packed keys (any int64, here ``x << 40``) against the
+    pairs themselves: a key's pairs hold one ``x``; an FD's also two ``y``."""
+    xs = np.array([x << 40 for x, _ in rows], np.int64)
+    xys = np.array([(x << 40) | y for x, y in rows], np.int64)
+    pairs = [
+        (i, j) for i in range(len(rows)) for j in range(len(rows))
+        if i != j and rows[i][0] == rows[j][0] and (not fd or rows[i][1] != rows[j][1])
+    ]  # fmt: skip
+    violations, involved = key_counts(xs, xys if fd else xys[:0])
+    assert violations == len(pairs)
+    assert involved == len({r for p in pairs for r in p})
 
 
 # ------------------------------------------------------------------ dominance indexes

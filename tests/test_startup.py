@@ -187,8 +187,8 @@ def test_warmup_loads_what_the_plans_use_and_only_that(emp):
         def overloads():
             import importlib
             out = {{}}
-            for name in ("bhsm", "count", "decompose", "dictionary", "expand", "hashing",
-                         "iejoin", "refine"):
+            for name in ("bhsm", "composite", "count", "decompose", "dictionary", "expand",
+                         "hashing", "iejoin", "refine"):
                 mod = importlib.import_module("facet.kernels." + name)
                 for attr, fn in vars(mod).items():
                     if hasattr(fn, "overloads") and hasattr(fn, "py_func"):
@@ -212,8 +212,9 @@ def test_warmup_loads_what_the_plans_use_and_only_that(emp):
     for output, _, warm, grew, _ in out:
         assert grew == {}, (output, grew)
         assert warm == 0.0, output
-    # the FD alone: dictionary codes, one equality refinement, the keyed count
-    assert fd[1] == ["count-keyed", "dictionary", "refine"]
+    # the FD alone: dictionary codes, its direct count (tests/test_direct_keys.py), and
+    # the plan's one equality refinement and keyed count for when that hands it back
+    assert fd[1] == ["count-keyed", "dictionary", "key-candidates", "refine"]
     assert not any(k.startswith(("iejoin.", "bhsm.", "decompose.", "hashing.")) for k in fd[4])
     assert "expand" not in rest[0][1]  # counts expand no pairs
 
@@ -238,8 +239,11 @@ def test_plan_kernels():
     # a run: its plans' kernels, text dictionaries, and what statistics may choose
     dcs = [parse_dc(fd)[0], parse_dc(two)[0]]
     assert run_kernels(dcs, DEFAULT, ("count",)) == {
-        "dictionary", "refine", "count-keyed", "count-groups",
+        "dictionary", "refine", "count-keyed", "count-groups", "key-candidates",
     }  # fmt: skip
+    # the FD's direct count (tests/test_direct_keys.py) only where it may run
+    assert "key-candidates" not in run_kernels(dcs, DEFAULT.but(key_prefilter=False), ("count",))
+    assert "key-candidates" not in run_kernels(dcs, DEFAULT, ("pairs",))
     assert {"bhsm", "iejoin", "cdq", "hashing", "expand"} <= run_kernels(dcs, DEFAULT, ("pairs",))
     # plans made, not run (explain): statistics, and pairs counted on the tid sample
     assert run_kernels(dcs, DEFAULT, ("count",), execute=False) == {"dictionary"}

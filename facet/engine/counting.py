@@ -18,12 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from facet.encoding import EncodedTable
 from facet.engine.context import Context
 from facet.engine.groups import Groups
 from facet.engine.parallel import run_parts, split
 from facet.engine.refinement import refine
 from facet.kernels.common import LE, LHE, LHS, LS, RE, RHE, RHS, RS
-from facet.kernels.composite import count_composite
+from facet.kernels.composite import count_composite, key_candidates, key_counts
 from facet.kernels.count import count_groups, count_keyed
 from facet.language.normalize import NONEQUALITY, PairPredicate
 from facet.planner.plan import KEYED, CountSink, Plan, Stage
@@ -240,3 +241,67 @@ def _run(ctx: Context, groups: Groups, kernel: Kernel, deg: Degrees, scratch: Sc
             scratch.left[i][:] = 0
             scratch.right[i][:] = 0
     return groups.select(np.concatenate(todos))
+
+
+#: key columns' codes are packed into one int64 while their widths sum to at most this
+PACKED_BITS = 62
+
+
+def count_key_candidates(ctx: Context, xs: list[str], y: str | None) -> tuple[int, int, int] | None:
+    """``(violations, rows involved, rows counted)`` of a key (``y`` None: pairs of
+    distinct rows holding the same non-NULL ``xs``) or an FD (``xs -> y``: ... and
+    different non-NULL ``y``) over the whole table, from the few rows whose value of
+    the most distinct key column two rows hold (:func:`facet.kernels.composite.key_candidates`):
+    their keys (packed into an int64, else numbered column by column) are tallied
+    (:func:`facet.kernels.composite.key_counts`) -- ``sum c(x) (c(x) - 1)`` and the
+    rows of keys held twice (key); ``sum_x c(x)^2 - sum_y c(x, y)^2`` and the rows of
+    keys holding two values of ``y`` (FD).  ``None`` when more than
+    ``Config.key_prefilter_share`` of the rows pass (the plan counts faster then);
+    known without a pass when the column has too few values for fewer to pass
+    (of ``n`` rows over ``d`` values, at least ``n - d`` hold a repeated one)."""
+    enc = ctx.enc
+    n = enc.n
+    limit = int(ctx.config.key_prefilter_share * n) + 1024
+    first = max(xs, key=lambda c: enc.domain[c])
+    dom = int(enc.domain[first])
+    if n - dom > limit or dom > 4 * n + 1024:  # (codes are dense: never wider)
+        return None
+    cols = [*xs, *([y] if y is not None else [])]
+    others = np.array([ctx.row(c) for c in cols if c != first], np.int64)
+    tids, ok = key_candidates(enc.codes, ctx.row(first), others, dom, limit)
+    if not ok:
+        return None
+    m = int(tids.size)
+    widths = [max(int(enc.domain[c]), 1).bit_length() for c in cols]
+    if sum(widths) <= PACKED_BITS:  # keys packed into one int64: counted in hash tables
+        packed = np.zeros(m, np.int64)
+        at = sum(widths)
+        for c, w in zip(cols, widths, strict=True):
+            at -= w
+            packed |= enc.column(c)[tids].astype(np.int64) << at
+        xkeys = packed >> widths[-1] if y is not None else packed
+        v, r = key_counts(xkeys, packed if y is not None else packed[:0])
+        return int(v), int(r), m
+    ids = _numbered(enc, xs, tids)
+    if y is None:
+        cx = np.unique(ids, return_counts=True)[1].astype(np.int64)
+        return int((cx * (cx - 1)).sum()), int(cx[cx >= 2].sum()), m
+    xy = _numbered(enc, [y], tids, ids)
+    v, r = key_counts(ids, xy)
+    return int(v), int(r), m
+
+
+def _numbered(
+    enc: EncodedTable, cols: list[str], tids: np.ndarray, ids: np.ndarray | None = None
+) -> np.ndarray:
+    """Dense numbers of the rows ``tids``' values of ``cols`` (after ``ids``, their
+    numbers so far): one column at a time, ``id * domain + code`` renumbered by
+    :func:`numpy.unique` (it stays below ``rows x domain``, far from overflowing)."""
+    for c in cols:
+        codes = enc.column(c)[tids].astype(np.int64)
+        if ids is None:
+            ids = codes
+            continue
+        _, ids = np.unique(ids * max(int(enc.domain[c]), 1) + codes, return_inverse=True)
+    assert ids is not None
+    return ids

@@ -11,6 +11,7 @@ scoped and incremental detection reuse the same pipeline.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import numpy as np
@@ -23,6 +24,7 @@ from facet.engine.counting import Degrees, Scratch
 from facet.engine.groups import Groups
 from facet.engine.statistics import PairStatistics, TableStatistics
 from facet.engine.trace import Trace
+from facet.key_tallies import shape as key_shape
 from facet.language.normalize import NormalDC
 from facet.planner.config import DEFAULT, Config
 from facet.planner.plan import Plan, Stage
@@ -118,6 +120,24 @@ class LocalEngine(Engine):
     def count(self, plan: Plan, groups: Groups) -> tuple[int, int]:
         deg = counting.count_plan(self.ctx, plan, groups, self.scratch)
         return deg.violations, deg.rows_involved
+
+    def direct_count(self, dc: NormalDC) -> tuple[int, int] | None:
+        """A key- or FD-shaped DC (:func:`facet.key_tallies.shape`) counted over the
+        rows whose most distinct key column holds a repeated value, when they are few
+        (:func:`facet.engine.counting.count_key_candidates`; ``Config.key_prefilter``):
+        no statistics, no plan, no groups.  ``None``: the plan counts it."""
+        if not self.ctx.config.key_prefilter or self.ctx.scope is not None:
+            return None
+        got = key_shape(dc)
+        if got is None:
+            return None
+        t = time.perf_counter()
+        counted = counting.count_key_candidates(self.ctx, *got)
+        if counted is None:
+            return None
+        if self.ctx.trace is not None:
+            self.ctx.trace.direct = {"rows": counted[2], "seconds": time.perf_counter() - t}
+        return counted[0], counted[1]
 
     def degrees(self, plan: Plan, groups: Groups) -> Degrees:
         """Per-row degrees of a count plan: its equalities refined, then its sink."""

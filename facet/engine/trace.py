@@ -51,6 +51,8 @@ class Trace:
         self.sink = StageRun()
         #: equality stages the sink ran fused (no refinement of their own)
         self.fused = 0
+        #: the DC was counted without its plan (``Engine.direct_count``): what it read
+        self.direct: dict[str, Any] | None = None
 
     def refined(
         self, stage: Stage, seconds: float, groups_in: Groups, out: Groups, on_bitmaps: int
@@ -92,4 +94,5 @@ class Trace:
             "nested": [run(self.nested.get(s)) for s in plan.stages],
             "sink": run(self.sink) if self.sink.calls else None,
             "fused": self.fused,
+            "direct": self.direct,
         }

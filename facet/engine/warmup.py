@@ -80,6 +80,7 @@ def run_kernels(
     decide only the order of a plan's stages and, for ``pairs``, which inequality
     algorithms run: those it may choose are all included.  ``source=None``: any
     table (text columns, no parallel paths)."""
+    from facet.key_tallies import shape as key_shape
     from facet.language.normalize import INEQUALITY, NONEQUALITY, normalize
     from facet.planner.plan import make_plan, needs_statistics
     from facet.planner.statistics import Sides
@@ -100,6 +101,8 @@ def run_kernels(
         nd = normalize(dc)
         if nd.arity == 1:
             continue
+        if "count" in outputs and execute and config.key_prefilter and key_shape(nd):
+            names.add("key-candidates")  # a key or FD may be counted directly
         classes = [p.cls for p in dict.fromkeys(nd.preds)]
         ineqs = classes.count(INEQUALITY)
         for output in outputs:
@@ -316,6 +319,15 @@ def _count_keyed(t: SimpleNamespace) -> None:
                 )
 
 
+def _key_candidates(t: SimpleNamespace) -> None:
+    from facet.kernels.composite import key_candidates, key_counts
+
+    key_candidates(t.codes, 0, np.array([1], np.int64), 6, 8)
+    keys = np.arange(4, dtype=np.int64)
+    key_counts(keys, keys[:0])
+    key_counts(keys, keys)
+
+
 def _expand(t: SimpleNamespace) -> None:
     from facet.kernels.expand import expand
 
@@ -347,6 +359,7 @@ KERNELS: dict[str, Callable[[SimpleNamespace], None]] = {
     "iejoin": _iejoin,
     "count-groups": _count_groups,
     "count-keyed": _count_keyed,
+    "key-candidates": _key_candidates,
     "expand": _expand,
     "sides-to-lists": _sides_to_lists,
 }
