@@ -98,6 +98,8 @@ class Config:
     #: Spark's own aggregates (rows per key and per key and value), no Python task
     #: (False: by the tasks; the answer is the same)
     spark_key_aggregates: bool = True
+    #: order keys sampled to cut a DC without an equality into ranges on Spark
+    range_sample: int = 65_536
 
     # ------------------------------------------------------------------ encoding
     #: several components encode on parallel threads from this many rows
