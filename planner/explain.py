@@ -226,7 +226,7 @@ def render_text(doc: dict[str, Any]) -> str:
         if direct is not None:
             notes.append(
                 f"counted without this plan: the {direct['rows']:,} rows whose most distinct "
-                "key column holds a repeated value, their keys numbered and counted "
+                "key column holds a repeated value, their keys tallied "
                 f"({direct['seconds']:.3f} s)"
             )
         for note in notes:
