@@ -135,7 +135,7 @@ def _shifts(widths: tuple[int, ...]) -> list[int]:
     return out[::-1]
 
 
-def _pack(columns: list[np.ndarray], widths: tuple[int, ...]) -> np.ndarray:
+def pack(columns: list[np.ndarray], widths: tuple[int, ...]) -> np.ndarray:
     out = np.zeros(columns[0].shape[0], np.int64)
     for col, sh in zip(columns, _shifts(widths), strict=True):
         out |= col.astype(np.int64) << sh
@@ -157,7 +157,7 @@ def build(enc: EncodedTable, xs: list[str], y: str | None) -> KeyTally | None:
     widths = _widths(enc, cols)
     if widths is None:
         return None
-    packed = _pack(_rows(enc, cols, 0), widths)
+    packed = pack(_rows(enc, cols, 0), widths)
     if y is None:
         return KeyTally(tuple(xs), y, widths, _Counts.of(packed), None)
     return KeyTally(tuple(xs), y, widths, _Counts.of(packed >> widths[-1]), _Counts.of(packed))
@@ -184,7 +184,7 @@ def moved(tally: KeyTally, enc: EncodedTable, remaps: dict[str, np.ndarray]) -> 
         for c, sh, w in zip(names, _shifts(old_w), old_w, strict=True):
             d = (keys >> sh) & ((1 << w) - 1)
             digits.append(remaps[c][d].astype(np.int64) if c in remaps else d)
-        return _pack(digits, new_w) if keys.size else keys
+        return pack(digits, new_w) if keys.size else keys
 
     nx = len(tally.xs)
     x = tally.x.mapped(lambda k: fn(k, tally.xs, widths[:nx], new_widths[:nx]))
@@ -221,7 +221,7 @@ def count_batch(tally: KeyTally, enc: EncodedTable, n_old: int) -> tuple[int, in
     whose codes ``tally`` is in -- see :func:`moved`), the rows they involve, and
     the tallies with the batch counted in."""
     cols, widths = tally.cols, tally.widths
-    packed = _pack(_rows(enc, cols, n_old), widths)
+    packed = pack(_rows(enc, cols, n_old), widths)
     wy = widths[-1] if tally.y is not None else 0
     bx = packed >> wy
     ux, inv, cb = np.unique(bx, return_inverse=True, return_counts=True)

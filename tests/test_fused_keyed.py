@@ -143,7 +143,7 @@ def test_fused_counts_on_typed_columns_equal_naive(data):
     dc = data.draw(keyed_typed_dcs(families))
     pairs = naive_pairs(table, dc)
     rows = {r for p in pairs for r in p}
-    for config in [*FUSED, REFINED]:
+    for config in [*FUSED, REFINED, Config()]:  # Config(): keys and FDs counted directly
         res = facet.detect(table, dcs=[dc], config=config)
         assert res.dcs[0].violations == len(pairs), (dc.canonical(), table.schema, config)
         assert res.dcs[0].rows_involved == len(rows), (dc.canonical(), table.schema, config)

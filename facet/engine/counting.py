@@ -26,6 +26,7 @@ from facet.engine.refinement import refine
 from facet.kernels.common import LE, LHE, LHS, LS, RE, RHE, RHS, RS
 from facet.kernels.composite import count_composite, key_candidates, key_counts
 from facet.kernels.count import count_groups, count_keyed
+from facet.key_tallies import pack
 from facet.language.normalize import NONEQUALITY, PairPredicate
 from facet.planner.plan import KEYED, CountSink, Plan, Stage
 
@@ -272,22 +273,15 @@ def count_key_candidates(ctx: Context, xs: list[str], y: str | None) -> tuple[in
     if not ok:
         return None
     m = int(tids.size)
-    widths = [max(int(enc.domain[c]), 1).bit_length() for c in cols]
-    if sum(widths) <= PACKED_BITS:  # keys packed into one int64: counted in hash tables
-        packed = np.zeros(m, np.int64)
-        at = sum(widths)
-        for c, w in zip(cols, widths, strict=True):
-            at -= w
-            packed |= enc.column(c)[tids].astype(np.int64) << at
+    widths = tuple(max(int(enc.domain[c]), 1).bit_length() for c in cols)
+    if sum(widths) <= PACKED_BITS:  # keys packed into one int64 (Y the lowest digit)
+        packed = pack([enc.column(c)[tids] for c in cols], widths)
         xkeys = packed >> widths[-1] if y is not None else packed
-        v, r = key_counts(xkeys, packed if y is not None else packed[:0])
-        return int(v), int(r), m
-    ids = _numbered(enc, xs, tids)
-    if y is None:
-        cx = np.unique(ids, return_counts=True)[1].astype(np.int64)
-        return int((cx * (cx - 1)).sum()), int(cx[cx >= 2].sum()), m
-    xy = _numbered(enc, [y], tids, ids)
-    v, r = key_counts(ids, xy)
+    else:
+        xkeys = packed = _numbered(enc, xs, tids)
+        if y is not None:
+            packed = _numbered(enc, [y], tids, xkeys)
+    v, r = key_counts(xkeys, packed if y is not None else packed[:0])
     return int(v), int(r), m
 
 
