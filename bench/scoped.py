@@ -12,11 +12,15 @@ each DC, after one untimed warm-up, ``--repeats`` interleaved triples of process
 ``facet detect FILE --dc DC --format json`` without and with ``--where``, and
 ``bench/append_worker.py`` (a ``facet.Detector`` on the base, untimed, then one timed
 ``append`` of the batch), and the same append encoding the whole table again
-(``Config(append_extends=False)``, as before facet/encoding_append.py). Compared: the DC's ``seconds`` (everything after the table is in
-Arrow: typing, encoding, the scope's evaluation, planning, execution) and the wall time
-(the append's: loading the batch included). The base's count plus the append's must equal
+(``Config(append_extends=False)``, as before facet/encoding_append.py), and
+``bench/where_worker.py`` (a ``facet.Detector`` kept warm with the scope's column, untimed,
+then ``det.where`` timed: its first call and the median of three more). Compared: the DC's ``seconds`` (everything after the table is in
+Arrow: typing, encoding, the scope's evaluation, planning, execution), the wall time
+(the append's: loading the batch included) and the warm ``where`` call's time. The base's count plus the append's must equal
 the full run's (exit 1 otherwise); tests/test_where.py and tests/test_detector.py check
-the answers themselves. Targets (issue 11): scoped and append <= 10% of the full run.
+the answers themselves; the warm ``where`` count must equal the one-shot ``--where``'s
+(tests/test_detector_where.py checks it against naive). Targets (issue 11): scoped and
+append <= 10% of the full run.
 
 Records append to ``bench/results/scoped.jsonl``; ``bench/results/scoped.md`` is rewritten
 from the latest run-set.
@@ -43,6 +47,8 @@ REPO = common.REPO
 RESULTS = REPO / "bench" / "results"
 JSONL = RESULTS / "scoped.jsonl"
 TARGET = 0.10
+#: the column each table's scope names (no DC of the table uses it)
+SCOPE_COLUMN = {"lineitem": "l_orderkey", "tax": "l_name"}
 ERROR_RATE = 0.001  # as bench/fast_shapes.py generates the Tax table
 
 
@@ -104,31 +110,38 @@ def main(argv: list[str] | None = None) -> int:
         where, selected = scopes[table]
         extra = ("--where", where)
         common.run_facet(exe, path, dc, args.timeout, rss, extra=extra)  # warm-up
-        full, scoped, appended, again = [], [], [], []
+        full, scoped, appended, again, warm = [], [], [], [], []
         for _ in range(args.repeats):
             full.append(common.run_facet(exe, path, dc, args.timeout, rss))
             scoped.append(common.run_facet(exe, path, dc, args.timeout, rss, extra=extra))
             appended.append(run_append(*splits[table], dc, args.timeout, rss))
             again.append(run_append(*splits[table], dc, args.timeout, rss, encode_all=True))
+            warm.append(run_where(path, dc, SCOPE_COLUMN[table], where, args.timeout, rss))
         fs, ss = common.summarize_runs(full), common.summarize_runs(scoped)
         aps, ags = _appends(appended), _appends(again)
+        ws = _wheres(warm)
         exact = all(
             a["violations"] is not None
             and a["violations"] + a["base_violations"] == fs.get("violations")
             for a in (aps, ags)
         )
-        failed |= not exact
+        warm_exact = ws["violations"] is not None and ws["violations"] == ss.get("violations")
+        failed |= not (exact and warm_exact)
         rec = {
             "run_id": run_id, "kind": "cell", "dc_id": name, "table": table, "dc": dc,
             "rows": args.rows, "where": where if len(where) < 200 else where[:197] + "...",
             "scope_rows": selected, "full": fs, "scoped": ss, "append": aps,
             "append_encode_all": ags, "ratio": _ratio(ss, fs), "append_ratio": _ratio(aps, fs),
-            "append_adds_up": exact, "target": TARGET,
+            "append_adds_up": exact, "target": TARGET, "warm_where": ws,
+            "warm_ratio": _ratio(ws, fs),
+            "warm_repeated_ratio": _ratio({"median_seconds": ws["median_repeated_seconds"]}, fs),
+            "warm_where_equal": warm_exact,
         }  # fmt: skip
         common.append_jsonl(JSONL, rec)
         print(
             f"{name}: full {fs.get('median_seconds')} s, scoped {ss.get('median_seconds')} s, "
-            f"append {aps['median_seconds']} s, adds up {exact}",
+            f"append {aps['median_seconds']} s, adds up {exact}, "
+            f"warm where {ws['median_seconds']} s, equal {warm_exact}",
             file=sys.stderr,
             flush=True,
         )
@@ -146,6 +159,35 @@ def _appends(runs: list[dict]) -> dict:
         "batch_rows": ok[0]["rows"] - ok[0]["base_rows"] if ok else None,
         "runs": runs,
     }
+
+
+def _wheres(runs: list[dict]) -> dict:
+    ok = [a for a in runs if a.get("status") == "ok"]
+    return {
+        "median_seconds": common.median(a["seconds"] for a in ok),
+        "median_repeated_seconds": common.median(a["repeated_seconds"] for a in ok),
+        "violations": ok[0]["violations"] if ok else None,
+        "counted": ok[0]["counted"] if ok else None,
+        "runs": runs,
+    }
+
+
+def run_where(path: Path, dc: str, column: str, where: str, timeout: float, rss: int) -> dict:
+    """``bench/where_worker.py``: a Detector kept warm, then ``where`` timed."""
+    return _run_worker("where_worker.py", [str(path), dc, column, where], timeout, rss)
+
+
+def _run_worker(script: str, args: list[str], timeout: float, rss: int) -> dict:
+    """One worker process of ``bench/``: its status, wall time, peak RSS and the
+    JSON line it printed last."""
+    cmd = [sys.executable, str(REPO / "bench" / script), *args]
+    r = common.run_process(cmd, timeout=timeout, rss_limit=rss, cwd=REPO)
+    out = {"status": r.status, "wall": r.wall_seconds, "rss": r.peak_rss_bytes}
+    if r.status == "ok":
+        out.update(json.loads(r.stdout.strip().splitlines()[-1]))
+    else:
+        out["stderr_tail"] = r.stderr[-2000:]
+    return out
 
 
 def _ratio(part: dict, full: dict) -> float | None:
@@ -176,21 +218,14 @@ def split(path: Path, fraction: float) -> tuple[Path, Path]:
 def run_append(
     base: Path, batch: Path, dc: str, timeout: float, rss: int, encode_all: bool = False
 ) -> dict:
-    cmd = [sys.executable, str(REPO / "bench" / "append_worker.py"), str(base), str(batch), dc]
-    cmd += ["encode-all"] if encode_all else []
-    r = common.run_process(cmd, timeout=timeout, rss_limit=rss, cwd=REPO)
-    out = {"status": r.status, "wall": r.wall_seconds, "rss": r.peak_rss_bytes}
-    if r.status == "ok":
-        out.update(json.loads(r.stdout.strip().splitlines()[-1]))
-    else:
-        out["stderr_tail"] = r.stderr[-2000:]
-    return out
+    args = [str(base), str(batch), dc] + (["encode-all"] if encode_all else [])
+    return _run_worker("append_worker.py", args, timeout, rss)
 
 
 def write_markdown(run_id: str, info: dict) -> None:
     records = [r for r in common.read_jsonl(JSONL) if r.get("run_id") == run_id]
     machine = next(r for r in records if r["kind"] == "machine")
-    rows = []
+    rows, warm_rows = [], []
     for r in records:
         if r["kind"] != "cell":
             continue
@@ -213,9 +248,24 @@ def write_markdown(run_id: str, info: dict) -> None:
             f"{a.get('base_violations') or 0:,} + {a.get('violations') or 0:,}",
             "yes" if r["append_adds_up"] else "NO",
         ])  # fmt: skip
+        w = r.get("warm_where")
+        if w is not None:
+            warm_rows.append([
+                r["dc_id"], f"{r['scope_rows']:,}", common.fmt_seconds(f.get("median_seconds")),
+                common.fmt_seconds(s.get("median_seconds")), ratio(r["ratio"]),
+                common.fmt_seconds(w.get("median_seconds")), ratio(r["warm_ratio"]),
+                common.fmt_seconds(w.get("median_repeated_seconds")),
+                ratio(r["warm_repeated_ratio"]),
+                "tallies / index" if w.get("counted") else "scoped run",
+                f"{w.get('violations'):,}" if w.get("violations") is not None else "-",
+                "yes" if r.get("warm_where_equal") else "NO",
+            ])  # fmt: skip
     head = ["DC", "scope rows", "batch rows", "full DC s", "where DC s", "append DC s",
             "append encoding all DC s", "where/full", "append/full", "full wall s", "where wall s", "append wall s",
             "full count", "where count", "base + append count", "adds up"]  # fmt: skip
+    warm_head = ["DC", "scope rows", "full DC s", "one-shot where DC s", "one-shot/full",
+                 "warm where s", "warm/full", "warm where, repeated s", "repeated/full",
+                 "counted by", "count", "equals one-shot"]  # fmt: skip
     scopes = sorted({(r["table"], r["where"]) for r in records if r["kind"] == "cell"})
     text = f"""# `--where` and `--append` of ~1% of the rows vs the full run
 
@@ -235,6 +285,19 @@ the same append with `Config(append_extends=False)`, typing and encoding the who
 again as appends did before `facet/encoding_append.py`). Target: <= 0.10 of the full run. Scopes: {"; ".join(f"{t}: `{w}`" for t, w in scopes)}.
 
 {common.markdown_table(head, rows)}
+
+## The same scopes asked of a warm `facet.Detector`
+
+`Detector(FILE, dcs=[DC], where_columns=[column])` built untimed (the table's run, its
+encoding, the appends' tallies and indexes, the scope column dictionary-encoded), then
+`det.where(EXPR)` timed in the same process: its first call, and the median of three
+more (nothing is cached between calls: each parses, types and codes the scope's column
+over its distinct values, evaluates it, and counts). Keys, FDs and DCs of two
+inequalities are counted from the tallies and indexes ("tallies / index"); other DCs by
+a scoped run over the kept encoding. Medians over the processes; the count must equal
+the one-shot `--where`'s.
+
+{common.markdown_table(warm_head, warm_rows)}
 """
     (RESULTS / "scoped.md").write_text(text)
 

@@ -111,9 +111,9 @@ def analyze(dcs: list[DC]) -> ColumnUse:
             for c, o in ((p.left, p.right), (p.right, p.left)):
                 if isinstance(c, Col) and isinstance(o, Const):
                     lst = consts.setdefault(c.name, [])
-                    if o not in lst:
+                    if (c.name, o) not in constant_use:  # a dict: long in-lists stay linear
                         lst.append(o)
-                    constant_use.setdefault((c.name, o), dc)
+                        constant_use[(c.name, o)] = dc
     use = ColumnUse([], {}, first_use, constant_use, links, ordered, consts)
     return _grouped(use, set())
 
@@ -153,10 +153,12 @@ def _grouped(use: ColumnUse, alone: set[str]) -> ColumnUse:
     component_of: dict[str, int] = {}
     for members in groups.values():
         comp = Component(members, ordered=any(m in use.ordered for m in members))
+        seen: set[Const] = set()
         for m in members:
             component_of[m] = len(components)
             for k in use.constants.get(m, []):
-                if k not in comp.constants:
+                if k not in seen:
+                    seen.add(k)
                     comp.constants.append(k)
         components.append(comp)
     return ColumnUse(

@@ -44,15 +44,17 @@ from facet.api import (
     run_detection,
 )
 from facet.column_types import analyze, parse_schema
-from facet.encoding import EncodedTable
+from facet.encoding import EncodedTable, unknown_column
 from facet.encoding_append import AppendState, extend, prepare
 from facet.errors import FacetInputError
 from facet.language.ast import DC
 from facet.language.normalize import normalize
+from facet.language.where import parse_where
 from facet.loading import Source, load
 from facet.planner.config import DEFAULT, Config
 from facet.progress import Monitor, ProgressCallback
 from facet.result import DCResult, Result
+from facet.scope_columns import ScopeColumns
 
 
 class Detector:
@@ -75,6 +77,7 @@ class Detector:
         mode: str = "sequential",
         on_warning: Any = None,
         output: str = "count",
+        where_columns: Iterable[str] = (),
     ) -> None:
         self.dcs = load_dcs(rules, dcs)
         self.config = config or DEFAULT
@@ -83,9 +86,14 @@ class Detector:
         self._schema = parse_schema(schema)
         self._use = analyze(self.dcs)
         self._columns = self._use.columns + [c for c in self._schema if c not in self._use.columns]
+        self._columns += [c for c in dict.fromkeys(where_columns) if c not in self._columns]
         start = time.perf_counter()
         source = load(data, columns=self._columns)
         self._load_seconds = time.perf_counter() - start
+        for c in where_columns:
+            if c not in source.all_columns:
+                raise unknown_column(c, source, "where_columns")
+        self._all_columns = list(source.all_columns)
         self._name = source.name
         self._text = source.text
         for col in self._columns:
@@ -106,6 +114,8 @@ class Detector:
         self._tallies = self._build_tallies()
         self._batches = 0
         self._totals = [d.violations for d in self.initial.dcs]
+        self._scopes = ScopeColumns(self._text)
+        self._scopes.keep(self._table, [c for c in where_columns if c not in self._use.columns])
 
     # ------------------------------------------------------------------ appending
     @property
@@ -177,10 +187,11 @@ class Detector:
                 sub = self._run(
                     source, scope, output, None, limit, progress, timeout, encoded, rest
                 )
-            result = self._tallied_result(tallied, encoded, name, n_old, seconds, sub)
+            result = self._tallied_result(tallied, encoded, name, scope, seconds, sub)
         else:
             result = self._run(source, scope, output, out_path, limit, progress, timeout, encoded)
         self._table = combined  # the run succeeded: commit
+        self._scopes = self._scopes.appended(part)
         self._state = state if state is not None else self._prepare()
         self._enc = encoded if encoded is not None else self._enc
         if tallied is not None and all(t is not None for t, s in zip(tallied, self._shapes) if s):
@@ -189,6 +200,72 @@ class Detector:
             self._tallies = self._build_tallies()
         self._batches += 1
         self._totals = [t + d.violations for t, d in zip(self._totals, result.dcs, strict=True)]
+        return result
+
+    def where(
+        self,
+        expr: str,
+        *,
+        output: str = "count",
+        out: str | os.PathLike | None = None,
+        limit: int | None = None,
+        progress: ProgressCallback | None = None,
+        timeout: float | None = None,
+    ) -> Result:
+        """The violations of the table as it stands (the base and every append)
+        that hold at least one row satisfying ``expr`` (``--where``'s grammar),
+        with :func:`facet.detect`'s result shape: Daisy's setting, a scope asked
+        of a table kept encoded (docs/semantics.md §11).  ``expr`` may name the
+        DCs' columns and the ``where_columns`` the detector was created with;
+        DC columns keep the detector's types, the others are typed by ``expr``
+        as ``--where`` types them.  Keys, FDs and DCs of two inequalities are
+        counted from the appends' tallies and indexes (the scope against the
+        whole table, less the scope against itself), other DCs and outputs by a
+        scoped run over the kept encoding; the table is neither encoded again
+        nor changed."""
+        start = time.perf_counter()
+        parsed = parse_where(expr)
+        named = parsed.columns()
+        n = self._table.num_rows
+        for c in named:
+            if c not in self._columns:
+                if c in self._all_columns:
+                    raise FacetInputError(
+                        f"--where: column '{c}' is not kept by this detector; "
+                        f"name it in Detector(..., where_columns=[...]) to scope by it"
+                    )
+                whole = Source(self._table, self._name, self._text, self._all_columns, n)
+                raise unknown_column(c, whole, "--where")
+        kinds = {c: k for c, k in self._schema_map().items() if c in named}
+        mask, said = self._scopes.mask(
+            parsed, self._table, self._name, kinds, self.config, self._use.ordered
+        )
+        tids = np.flatnonzero(mask)
+        for w in said:
+            if self._on_warning is not None:
+                self._on_warning(w)
+        enc = self._enc
+        counted = None
+        if output == "count" and out is None and enc is not None and self._tallies is not None:
+            counted = [
+                None if s is None or t is None else s[0].count_scope(t, enc, tids)
+                for s, t in zip(self._shapes, self._tallies, strict=True)
+            ]
+        source = self._source()
+        if counted is not None and any(c is not None for c in counted):
+            assert enc is not None
+            seconds = time.perf_counter() - start
+            rest = [dc for dc, c in zip(self.dcs, counted, strict=True) if c is None]
+            sub = None
+            if rest:
+                sub = self._run(source, mask, output, None, limit, progress, timeout, enc, rest)
+            result = self._tallied_result(counted, enc, source.name, mask, seconds, sub)
+        else:
+            out_path = None if out is None else os.fspath(out)
+            result = self._run(source, mask, output, out_path, limit, progress, timeout, enc)
+        result.where = parsed.text
+        result.scope_rows = int(tids.shape[0])
+        result.warnings = said + list(result.warnings)
         return result
 
     def totals(self) -> dict[str, Any]:
@@ -205,6 +282,11 @@ class Detector:
         }
 
     # ------------------------------------------------------------------ internals
+    def _source(self) -> Source:
+        """The table so far as a source."""
+        n = self._table.num_rows
+        return Source(self._table, self._name, self._text, list(self._columns), n)
+
     def _conform(self, part: pa.Table, name: str) -> pa.Table:
         """A typed batch's columns in the table's types, converted exactly or refused."""
         cols = []
@@ -251,14 +333,14 @@ class Detector:
         tallied: list,
         enc: EncodedTable,
         name: str,
-        n_old: int,
+        scope: np.ndarray,
         seconds: float,
         sub: Result | None,
     ) -> Result:
-        """The count report of an append whose DCs are tallied (``seconds``: typing,
-        encoding and counting the batch, shared by the DCs) but for those ``sub``
-        ran (in order); its rows, pairs and blocks are computed on demand by a
-        scoped session of every DC."""
+        """The count report of an append or a scope (``scope``: its rows) whose
+        DCs are tallied (``seconds``: typing, encoding and counting the batch or
+        scope, shared by the DCs) but for those ``sub`` ran (in order); its rows,
+        pairs and blocks are computed on demand by a scoped session of every DC."""
         share = seconds / len(self.dcs)
         ran = iter([] if sub is None else sub.dcs)
         dcs = []
@@ -282,7 +364,7 @@ class Detector:
         return Result(
             rows=enc.n, dcs=dcs, source=name, load_seconds=self._load_seconds,
             warmup_seconds=0.0 if sub is None else sub.warmup_seconds, output="count",
-            mode=self.mode, warnings=warnings, _session=_ScopedSession(self, enc, n_old, name),
+            mode=self.mode, warnings=warnings, _session=_ScopedSession(self, enc, scope, name),
         )  # fmt: skip
 
     def _batch_schema(self) -> dict[str, str]:
@@ -341,18 +423,16 @@ class Detector:
 
 
 class _ScopedSession:
-    """A tallied append's session, opened when its result is asked for rows,
-    pairs or blocks: the scoped run over the table as it was after that append."""
+    """A tallied append's or scope's session, opened when its result is asked for
+    rows, pairs or blocks: the scoped run over the table as it was then."""
 
-    def __init__(self, det: Detector, enc: EncodedTable, n_old: int, name: str) -> None:
-        self._args = (det, enc, n_old, name)
+    def __init__(self, det: Detector, enc: EncodedTable, scope: np.ndarray, name: str) -> None:
+        self._args = (det, enc, scope, name)
         self._session: Any = None
 
     def __getattr__(self, attr: str) -> Any:
         if self._session is None:
-            det, enc, n_old, name = self._args
-            scope = np.zeros(enc.n, np.bool_)
-            scope[n_old:] = True
+            det, enc, scope, name = self._args
             table = det._table if det._table.num_rows == enc.n else det._table.slice(0, enc.n)
             source = Source(table, name, det._text, list(det._columns), enc.n)
             self._session = open_local(

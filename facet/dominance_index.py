@@ -193,12 +193,12 @@ class DominanceIndex:
     levels: tuple[_Level, ...]
 
 
-def _points(enc: EncodedTable, sh: Shape, start: int, stop: int):
-    """Rows ``start .. stop`` with no NULL in the DC's columns: their positions
-    (from ``start``) and codes (keys, x, y)."""
+def _points(enc: EncodedTable, sh: Shape, rows: slice | np.ndarray):
+    """The rows ``rows`` of ``enc`` with no NULL in the DC's columns: their
+    positions (in ``rows``) and codes (keys, x, y)."""
     cols = list(sh.keys) + [sh.x, sh.y]
-    codes = [enc.column(c)[start:stop] for c in cols]
-    ok = np.ones(stop - start, np.bool_)
+    codes = [enc.column(c)[rows] for c in cols]
+    ok = np.ones(codes[0].shape[0], np.bool_)
     for c in codes:
         ok &= c >= 0
     at = np.flatnonzero(ok)
@@ -209,7 +209,7 @@ def _points(enc: EncodedTable, sh: Shape, start: int, stop: int):
 def build(enc: EncodedTable, sh: Shape) -> DominanceIndex | None:
     """The index of every row of ``enc`` (``None``: keys too wide to pack); the
     counting kernels are loaded now, so that the first append does not."""
-    _, keys, x, y = _points(enc, sh, 0, enc.n)
+    _, keys, x, y = _points(enc, sh, slice(0, enc.n))
     _warm()
     if x.shape[0] == 0:
         return DominanceIndex(sh, ())
@@ -319,11 +319,53 @@ def count_batch(
     whose codes ``index`` is in -- see :func:`moved`), the rows they involve, and
     the index with the batch added; ``None`` when the keys no longer pack."""
     sh = index.shape
-    _, keys, x, y = _points(enc, sh, n_old, enc.n)
+    counted = _counted(index, enc, slice(n_old, enc.n), own_union=False)
+    if counted is None:
+        return None
+    if counted == ():
+        return 0, 0, index
+    new, (old_first, old_second, involved_old), (new_first, new_second, _), self_pair = counted
+    violations = int(old_first.sum() + old_second.sum() + (new_first - self_pair).sum())
+    deg = old_first + old_second + new_first + new_second - 2 * self_pair
+    involved = int(np.count_nonzero(deg)) + involved_old
+    return violations, involved, DominanceIndex(sh, _merged(index.levels + (new,), sh))
+
+
+def count_scope(
+    index: DominanceIndex, enc: EncodedTable, rows: np.ndarray
+) -> tuple[int, int] | None:
+    """The violations holding a row of the scope ``rows`` (tids of ``enc``, every
+    row of which ``index`` holds) and the rows they involve (``None``: the keys
+    no longer pack).  The scope's rows are a level of their own: with ``A`` the
+    orthant counts against the index (the scope's points included) and ``S``
+    those against the scope's level, the violations are ``sum A1 + A2 - S1 -
+    P(s, s)`` and the other rows involved those in the union of the scope's
+    orthants less the scope's own (Daisy's scoped detection, issue 11)."""
+    counted = _counted(index, enc, rows)
+    if counted is None:
+        return None
+    if counted == ():
+        return 0, 0
+    _, (all_first, all_second, involved_all), (own_first, _, involved_own), self_pair = counted
+    violations = int(all_first.sum() + all_second.sum() - own_first.sum() - self_pair.sum())
+    deg = all_first + all_second - 2 * self_pair
+    return violations, int(np.count_nonzero(deg)) + involved_all - involved_own
+
+
+def _counted(
+    index: DominanceIndex, enc: EncodedTable, rows: slice | np.ndarray, own_union: bool = True
+):
+    """The orthant counts of the rows ``rows`` (no NULL; ``()``: none) against the
+    index's levels and against a level of their own (each: counts as ``s`` in
+    ``P(s, t)``, as ``s`` in ``P(t, s)``, and the level's points in the union of
+    the rows' orthants; 0 against their own level unless ``own_union``), that
+    level, and whether ``P(s, s)``; ``None`` when the keys do not pack."""
+    sh = index.shape
+    _, keys, x, y = _points(enc, sh, rows)
     q = x.shape[0]
     if q == 0:
-        return 0, 0, index
-    # the batch in (key, x) order: the levels' lookups then walk their arrays forward
+        return ()
+    # the rows in (key, x) order: the levels' lookups then walk their arrays forward
     if keys:
         digits = _radix(keys)
         if digits is None:
@@ -342,32 +384,32 @@ def count_batch(
         if digits is None:
             return None
     vals = {sh.x: x, sh.y: y}
-    old_first = np.zeros(q, np.int64)  # P(s, t), t old
-    old_second = np.zeros(q, np.int64)  # P(t, s), t old
-    involved_old = 0
+    first = np.zeros(q, np.int64)  # P(s, t), t of the levels
+    second = np.zeros(q, np.int64)  # P(t, s)
+    involved = 0
     for lv in index.levels:
-        gid, seg = _segments(lv, keys, digits)
-        if gid is None:
-            seg_lo = np.zeros(q, np.int64)
-            seg_hi = np.full(q, lv.size, np.int64)
-        else:
-            seg_lo = np.where(gid >= 0, seg[np.maximum(gid, 0)], 0)
-            seg_hi = np.where(gid >= 0, seg[np.maximum(gid, 0) + 1], 0)
-        (c2, c1), (b2, b1) = _orthants(lv, sh, vals, seg_lo, seg_hi)
-        old_first += c2
-        old_second += c1
-        involved_old += _union(lv, b2, b1, gid, seg_lo, seg_hi)
-    # the batch's own pairs, (s, s) taken off
-    gid, seg = _segments(new, keys, digits)
-    seg_lo = np.zeros(q, np.int64) if gid is None else seg[gid]
-    seg_hi = np.full(q, new.size, np.int64) if gid is None else seg[gid + 1]
-    (new_first, new_second), _ = _orthants(new, sh, vals, seg_lo, seg_hi)
+        c2, c1, union = _against(lv, sh, keys, vals, digits, q)
+        first += c2
+        second += c1
+        involved += union
     (a1, op1, b1), (a2, op2, b2) = sh.ineqs
     self_pair = (_holds(vals[a1], op1, vals[b1]) & _holds(vals[a2], op2, vals[b2])).astype(np.int64)
-    violations = int(old_first.sum() + old_second.sum() + (new_first - self_pair).sum())
-    deg = old_first + old_second + new_first + new_second - 2 * self_pair
-    involved = int(np.count_nonzero(deg)) + involved_old
-    return violations, involved, DominanceIndex(sh, _merged(index.levels + (new,), sh))
+    own = _against(new, sh, keys, vals, digits, q, own_union)
+    return new, (first, second, involved), own, self_pair
+
+
+def _against(lv: _Level, sh: Shape, keys, vals, digits, q: int, union: bool = True):
+    """The rows' orthant counts in ``lv`` (``P(s, t)``, ``P(t, s)``) and the
+    points of ``lv`` in the union of their orthants."""
+    gid, seg = _segments(lv, keys, digits)
+    if gid is None:
+        seg_lo = np.zeros(q, np.int64)
+        seg_hi = np.full(q, lv.size, np.int64)
+    else:
+        seg_lo = np.where(gid >= 0, seg[np.maximum(gid, 0)], 0)
+        seg_hi = np.where(gid >= 0, seg[np.maximum(gid, 0) + 1], 0)
+    (c2, c1), (b2, b1) = _orthants(lv, sh, vals, seg_lo, seg_hi)
+    return c2, c1, _union(lv, b2, b1, gid, seg_lo, seg_hi) if union else 0
 
 
 def _union(lv: _Level, b2, b1, gid, seg_lo, seg_hi) -> int:

@@ -78,7 +78,7 @@ class EncodedTable:
         return self.codes[self.index[name]]
 
 
-def _unknown_column(name: str, source: Source, where: str) -> FacetInputError:
+def unknown_column(name: str, source: Source, where: str) -> FacetInputError:
     close = difflib.get_close_matches(name, source.all_columns, n=1)
     hint = f"did you mean '{close[0]}'?" if close else "check the spelling and the header"
     return FacetInputError(f"{where}: unknown column '{name}' in {source.name}; {hint}")
@@ -658,10 +658,10 @@ def encode(
     schema = schema or {}
     for col in schema:
         if col not in source.all_columns:
-            raise _unknown_column(col, source, "--schema")
+            raise unknown_column(col, source, "--schema")
     for col in use.columns:
         if col not in source.all_columns:
-            raise _unknown_column(col, source, use.first_use[col].where())
+            raise unknown_column(col, source, use.first_use[col].where())
     if not source.text:  # all-NULL columns link nothing (every predicate on one is false)
         use = isolate(
             use,

@@ -142,10 +142,12 @@ def pack(columns: list[np.ndarray], widths: tuple[int, ...]) -> np.ndarray:
     return out
 
 
-def _rows(enc: EncodedTable, cols: tuple[str, ...], start: int) -> np.ndarray:
-    """Rows ``start ..`` of ``enc`` with no NULL in ``cols`` (their codes, per column)."""
-    codes = [enc.column(c)[start:] for c in cols]
-    ok = np.ones(enc.n - start, np.bool_)
+def _rows(enc: EncodedTable, cols: tuple[str, ...], rows: int | np.ndarray) -> list[np.ndarray]:
+    """Rows ``rows ..`` of ``enc`` (an int: from that row on; an array: those
+    tids) with no NULL in ``cols`` (their codes, per column)."""
+    pick = slice(rows, None) if isinstance(rows, int) else rows
+    codes = [enc.column(c)[pick] for c in cols]
+    ok = np.ones(codes[0].shape[0], np.bool_)
     for c in codes:
         ok &= c >= 0
     return [c[ok] for c in codes]
@@ -220,27 +222,50 @@ def count_batch(tally: KeyTally, enc: EncodedTable, n_old: int) -> tuple[int, in
     """The violations holding a row of the batch (rows ``n_old ..`` of ``enc``,
     whose codes ``tally`` is in -- see :func:`moved`), the rows they involve, and
     the tallies with the batch counted in."""
-    cols, widths = tally.cols, tally.widths
-    packed = pack(_rows(enc, cols, n_old), widths)
-    wy = widths[-1] if tally.y is not None else 0
+    packed = pack(_rows(enc, tally.cols, n_old), tally.widths)
+    violations, involved, (ux, cb, uxy, cxyb) = _count(tally, packed, counted=False)
+    xy = None if tally.xy is None else tally.xy.add(uxy, cxyb)
+    return violations, involved, KeyTally(tally.xs, tally.y, tally.widths, tally.x.add(ux, cb), xy)
+
+
+def count_scope(tally: KeyTally, enc: EncodedTable, rows: np.ndarray) -> tuple[int, int]:
+    """The violations holding a row of the scope ``rows`` (tids of ``enc``, every
+    row of which ``tally`` counts), and the rows they involve: the scope is the
+    batch and the other rows the old ones, their tallies the whole table's less
+    the scope's (Daisy's scoped detection, issue 11)."""
+    packed = pack(_rows(enc, tally.cols, rows), tally.widths)
+    violations, involved, _ = _count(tally, packed, counted=True)
+    return violations, involved
+
+
+def _count(tally: KeyTally, packed: np.ndarray, counted: bool):
+    """The violations holding a row of ``packed`` (the keys of some rows ``B``) and
+    the rows they involve, ``tally`` counting the other rows (``counted``: and
+    ``B`` too); with ``B``'s distinct keys and counts (``X``, then ``X`` and ``Y``)."""
+    wy = tally.widths[-1] if tally.y is not None else 0
     bx = packed >> wy
     ux, inv, cb = np.unique(bx, return_inverse=True, return_counts=True)
     c_old_u = tally.x.lookup(ux)
+    if counted:
+        c_old_u = c_old_u - cb
     c_old = c_old_u[inv]
     c_all = c_old + cb[inv]
-    xy = None
+    uxy, cxyb = _EMPTY, _EMPTY
     if tally.y is None:
         deg_all = c_all - 1
         deg_old = c_old
         involved_old = int(c_old_u.sum())
     else:
+        assert tally.xy is not None
         uxy, invxy, cxyb = np.unique(packed, return_inverse=True, return_counts=True)
         cxy_old_u = tally.xy.lookup(uxy)
+        if counted:
+            cxy_old_u = cxy_old_u - cxyb
         cxy_old = cxy_old_u[invxy]
         deg_all = c_all - (cxy_old + cxyb[invxy])
         deg_old = c_old - cxy_old
-        # per key of the batch: how many Y values it brings (uxy is key-major, so
-        # each key's values are one run, in the order of ux)
+        # per key of B: how many Y values it brings (uxy is key-major, so each
+        # key's values are one run, in the order of ux)
         x_of = uxy >> wy
         starts = np.flatnonzero(np.r_[True, x_of[1:] != x_of[:-1]]) if uxy.size else _EMPTY
         single = np.diff(np.r_[starts, uxy.size]) == 1
@@ -249,7 +274,6 @@ def count_batch(tally: KeyTally, enc: EncodedTable, n_old: int) -> tuple[int, in
         involved_old = int(
             c_old_u[~single].sum() + (c_old_u[single] - cxy_old_u[starts[single]]).sum()
         )
-        xy = tally.xy.add(uxy, cxyb)
     violations = int(deg_all.sum() + deg_old.sum())
     involved = int(np.count_nonzero(deg_all > 0)) + involved_old
-    return violations, involved, KeyTally(tally.xs, tally.y, widths, tally.x.add(ux, cb), xy)
+    return violations, involved, (ux, cb, uxy, cxyb)
