@@ -614,12 +614,18 @@ class SparkEngine(Engine):
         cols = [c for c in frame.columns]
         lefts = keyed.where(F.col(ORDER_L).isNotNull()).withColumn("_facet_i", bucket(ORDER_L))
         rights = keyed.where(F.col(ORDER_R).isNotNull()).withColumn("_facet_j", bucket(ORDER_R))
-        lo_hi_l = {
-            int(r["b"]): (r["lo"], r["hi"])
-            for r in lefts.groupBy(F.col("_facet_i").alias("b"))
-            .agg(F.min(ORDER_L).alias("lo"), F.max(ORDER_L).alias("hi"))
-            .collect()
-        }
+        folded = None
+        if rest is not None and pred.a == pred.b and rest[0].a == rest[0].b:
+            folded = self._range_counts(lefts, rest)
+        if folded is not None:
+            lo_hi_l = folded[0]
+        else:
+            lo_hi_l = {
+                int(r["b"]): (r["lo"], r["hi"])
+                for r in lefts.groupBy(F.col("_facet_i").alias("b"))
+                .agg(F.min(ORDER_L).alias("lo"), F.max(ORDER_L).alias("hi"))
+                .collect()
+            }
         lo_hi_r = lo_hi_l  # one column: the same ranges on both sides
         if pred.a != pred.b:
             lo_hi_r = {
@@ -644,8 +650,9 @@ class SparkEngine(Engine):
         summary = None
         if always and diagonal:
             summary = self._summarize(
-                keyed, lefts, rights, rest, bounds, always, same=pred.a == pred.b
-            )
+                keyed, lefts, rights, rest, bounds, always, same=pred.a == pred.b,
+                counts=None if folded is None else folded[1],
+            )  # fmt: skip
         if summary is not None:
             pairs = [p for p in pairs if p not in counted]
         self.work.append(
@@ -710,6 +717,43 @@ class SparkEngine(Engine):
         cuts = np.quantile(got, [k / s for k in range(1, s)], method="inverted_cdf")
         return sorted({float(x) for x in cuts})
 
+    def _range_counts(
+        self, lefts: Any, rest: tuple[PairPredicate, str]
+    ) -> tuple[dict[int, tuple[Any, Any]], tuple[np.ndarray, ...]] | None:
+        """For a DC whose range predicate and other predicate ``q`` are each over
+        one column: one job giving each range's min and max order key and its
+        count of each value of ``q``'s column (what :meth:`_summarize` would ask
+        of a second job); None when Spark has no exact values of that column or
+        there are more than ``Config.spark_summary_values`` (range, value)
+        groups -- the ranges' min/max then come from their own job."""
+        from pyspark.sql import functions as F  # noqa: N812
+
+        q, mode = rest
+        v = self.native_values(q.a)
+        if v is None:
+            return None
+        cap = self.config.spark_summary_values
+        got = (
+            lefts.groupBy(F.col("_facet_i").alias("bucket"), v.alias("v"))
+            .agg(
+                F.count(F.lit(1)).alias("cnt"),
+                F.min(ORDER_L).alias("lo"),
+                F.max(ORDER_L).alias("hi"),
+            )
+            .limit(cap + 1)
+            .toArrow()
+        )
+        if got.num_rows > cap:
+            return None
+        lo_hi: dict[int, tuple[Any, Any]] = {}
+        for b, lo, hi in zip(*(got.column(c).to_pylist() for c in ("bucket", "lo", "hi")),
+                             strict=True):  # fmt: skip
+            have = lo_hi.get(b)
+            lo_hi[b] = (lo, hi) if have is None else (min(have[0], lo), max(have[1], hi))
+        x, ok = exact_numbers(got.column("v").combine_chunks(), mode)
+        bucket, cnt = got.column("bucket").to_numpy(), got.column("cnt").to_numpy()
+        return lo_hi, (bucket[ok], x[ok], cnt[ok])
+
     def _summarize(
         self,
         keyed: Any,
@@ -719,6 +763,7 @@ class SparkEngine(Engine):
         bounds: list[float],
         always: list[tuple[int, int]],
         same: bool = False,
+        counts: tuple[np.ndarray, ...] | None = None,
     ) -> tuple[int, RangeSummary] | None:
         """The violations of the range pairs ``always`` (every pair of rows
         satisfies the range predicate; only ``q`` decides) from value counts
@@ -726,14 +771,19 @@ class SparkEngine(Engine):
         find the rows those pairs involve); None when the counts hold more than
         ``Config.spark_summary_values`` values.  ``same``: the ranges are of one
         column on both sides (so, when ``q`` is too, both sides' counts are one
-        job's)."""
+        job's).  ``counts``: one side's ``(range, value, count)`` arrays, already
+        counted (:meth:`_range_counts`), the same on both sides."""
         from pyspark.sql import functions as F  # noqa: N812
 
         q, mode = rest
         self.step("range summaries")
         cap = self.config.spark_summary_values
         va, vb = self.native_values(q.a), self.native_values(q.b)
-        if va is not None and vb is not None:  # counted by Spark itself
+        if counts is not None:
+            b0, x0, c0 = counts
+            side = np.r_[np.zeros(b0.shape[0], np.int64), np.ones(b0.shape[0], np.int64)]
+            bucket, value, cnt = np.r_[b0, b0], np.r_[x0, x0], np.r_[c0, c0]
+        elif va is not None and vb is not None:  # counted by Spark itself
             parts = []
             sides = [(0, lefts, "_facet_i", va), (1, rights, "_facet_j", vb)]
             for side, rows, bucket_col, v in sides[:1] if same and q.a == q.b else sides:
