@@ -673,6 +673,20 @@ def _dc_label(rec: dict) -> str:
     return BY_ID[rec["dc"]].label if rec["dc"] in BY_ID else rec["dc"]
 
 
+def command_lines(cells: list[dict]) -> list[str]:
+    """The commands whose runs the report's cells are, in the order they first ran,
+    each with how many cells it measured (a report gathers the latest cell of each
+    DC, size and system, which may come from several invocations)."""
+    counts: dict[str, int] = {}
+    for r in sorted(cells, key=lambda r: r["machine"]["date"]):
+        counts[r["command"]] = counts.get(r["command"], 0) + 1
+    if len(counts) == 1:
+        return [f"* command: `{next(iter(counts))}`"]
+    return ["* commands (in the order they ran; the cells each measured):"] + [
+        f"  * `{c}` ({k} cell{'' if k == 1 else 's'})" for c, k in counts.items()
+    ]
+
+
 def write_report(jsonl: Path, date: str | None = None) -> tuple[Path, Path] | None:
     recs = current_records(jsonl)
     if not recs:
@@ -701,7 +715,7 @@ def write_report(jsonl: Path, date: str | None = None) -> tuple[Path, Path] | No
         "",
         "Written by `bench/suite.py` from `suite.jsonl` (see its docstring and bench/README.md).",
         "",
-        f"* command: `{lastr['command']}`",
+        *command_lines(cells),
         f"* code: {', '.join(f'`{c}`' for c in sorted({r['code'] for r in recs}))} (each "
         "cell's runs name the last commit that changed the measured code; a cell is re-run "
         f"only when what it measures changed since); runs from {first['machine']['date']} to "

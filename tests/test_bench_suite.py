@@ -284,3 +284,23 @@ def test_the_report_names_the_machine_of_every_cell(tmp_path, monkeypatch):
     assert "* machine A: " in text and "* machine B: Other CPU" in text
     assert "| phi | 10 | A | facet |" in text and "| phi | 100 | B | facet |" in text
     assert "times across machines do not" in text
+
+
+def test_the_report_names_every_command_its_cells_came_from(tmp_path, monkeypatch):
+    """A report gathers cells from several invocations (a resumed run, a re-run of
+    a few cells): each command is listed with how many cells it measured."""
+    script = {("facet", 10): ("ok", 0.1, 1.0), ("facet", 100): ("ok", 1.0, 2.0)}
+    ctx = _ctx(tmp_path, ["facet"])
+    _fake_runs(monkeypatch, script)
+    suite.run_cell(ctx, "w", "phi", 10, Path("10.parquet"), ["dc"], None, {}, [])
+    ctx.command = "python -m bench.suite --rows 100 --dcs phi"
+    ctx.machine = {**ctx.machine, "date": "2099-01-01T00:00:00+00:00"}
+    suite.run_cell(ctx, "w", "phi", 100, Path("100.parquet"), ["dc"], None, {}, [])
+    monkeypatch.setattr(suite, "RESULTS", tmp_path)
+    monkeypatch.setattr(suite, "still_measures", lambda code, system: code == ctx.code)
+    md, _ = suite.write_report(ctx.args.jsonl, "test")
+    text = md.read_text()
+    assert "* commands (in the order they ran; the cells each measured):" in text
+    first = text.index("`python -m bench.suite (test)` (1 cell)")
+    assert first < text.index("`python -m bench.suite --rows 100 --dcs phi` (1 cell)")
+    assert suite.command_lines([{"command": "c", "machine": {"date": "1"}}]) == ["* command: `c`"]
