@@ -54,7 +54,7 @@ from facet.loading import Source, load
 from facet.planner.config import DEFAULT, Config
 from facet.progress import Monitor, ProgressCallback
 from facet.result import DCResult, Result
-from facet.scope_columns import ScopeColumns
+from facet.scope_columns import ScopeColumns, where_columns
 
 
 class Detector:
@@ -225,7 +225,7 @@ class Detector:
         nor changed."""
         start = time.perf_counter()
         parsed = parse_where(expr)
-        named = parsed.columns()
+        named = where_columns(parsed)
         n = self._table.num_rows
         for c in named:
             if c not in self._columns:

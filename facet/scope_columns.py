@@ -35,9 +35,22 @@ from facet.column_types import analyze, native_kind
 from facet.encoding import EncodedTable, encode
 from facet.engine.filters import where_mask
 from facet.language.ast import DC, Col, Predicate
-from facet.language.where import Where
+from facet.language.where import IsNull, Where
 from facet.loading import Source
 from facet.planner.config import Config
+
+
+def where_columns(parsed: Where) -> list[str]:
+    """The columns ``parsed`` names, in order of first mention (from its atoms:
+    without building its single-tuple DCs)."""
+    out: dict[str, None] = {}
+    for a in parsed.atoms():
+        if isinstance(a, IsNull):
+            out[a.column] = None
+        else:
+            for c in a.pred.columns():
+                out[c.name] = None
+    return list(out)
 
 
 @dataclass(frozen=True)
@@ -106,7 +119,9 @@ class ScopeColumns:
         column the scope compares with one of them is typed as in a run of both."""
         own = parsed.dcs()
         marks = [
-            DC((Predicate(Col(0, c), "<", Col(0, c)),)) for c in parsed.columns() if c in ordered
+            DC((Predicate(Col(0, c), "<", Col(0, c)),))
+            for c in where_columns(parsed)
+            if c in ordered
         ]
         use = analyze(own + marks)
         cols = list(use.columns)

@@ -91,17 +91,6 @@ class Where:
         walk(self.expr)
         return out
 
-    def columns(self) -> list[str]:
-        """The columns the expression names, in order of first mention."""
-        out: dict[str, None] = {}
-        for a in self.atoms():
-            if isinstance(a, IsNull):
-                out[a.column] = None
-            else:
-                for c in a.pred.columns():
-                    out[c.name] = None
-        return list(out)
-
     def dcs(self) -> list[DC]:
         """One single-tuple DC per comparison (``t.A = t.A`` for ``A is null``): what
         the typing step must see, as it sees the rules."""
@@ -113,6 +102,9 @@ class Where:
                 pred = Predicate(Col(0, a.column), "=", Col(0, a.column))
             out.append(DC((pred,), source=_SOURCE, line=1, text=self.text))
         return list(dict.fromkeys(out))
+
+    def columns(self) -> list[str]:
+        return list(dict.fromkeys(c for d in self.dcs() for c in d.columns()))
 
 
 class _WhereParser(_LineParser):
