@@ -647,11 +647,29 @@ def machine_lines(cells: list[dict]) -> list[str]:
             + f"; {len(mine)} cells ({where}), {' to '.join(dict.fromkeys([dates[0], dates[-1]]))}"
         )
     if len(lines) > 1:
-        lines.append(
-            "* the cells ran on different machines (column `machine`): each cell's systems ran "
-            "together on one, so ratios within a cell compare; times across machines do not"
-        )
+        split = _split_cells(cells)
+        if not split:
+            lines.append(
+                "* the cells ran on different machines (column `machine`): each cell's systems "
+                "ran together on one, so ratios within a cell compare; times across machines "
+                "do not"
+            )
+        else:
+            lines.append(
+                f"* the cells ran on different machines (column `machine`), and in {len(split)} "
+                "DC/size cells facet and a system ran on different ones: those ratios compare "
+                "machines as well as systems, are marked `(machines differ)` and count toward "
+                "no target; re-run such a cell's systems together"
+            )
     return lines
+
+
+def _split_cells(cells: list[dict]) -> set[tuple[str, int]]:
+    """The (DC, rows) cells whose systems' runs were on more than one machine."""
+    seen: dict[tuple[str, int], set] = {}
+    for r in cells:
+        seen.setdefault((r["dc"], r["rows"]), set()).add(machine_of(r))
+    return {k for k, v in seen.items() if len(v) > 1}
 
 
 def _cell(rec: dict | None, timeout: float) -> str:
@@ -746,6 +764,8 @@ def write_report(jsonl: Path, date: str | None = None) -> tuple[Path, Path] | No
             ratio = f"{r['seconds'] / f['seconds']:.1f}x"
         elif r["status"] in KILLED + ("projected",) and f and f["status"] == "ok":
             ratio = f"> {timeout / f['seconds']:.0f}x"
+        if ratio != "-" and f is not None and machine_of(f) != machine_of(r):
+            ratio += " (machines differ)"
         count = "-"
         if r.get("violations") is not None and r["status"] in ("ok", "partial"):
             count = f"{sum(v for v in r['violations'] if v is not None):,}"
@@ -786,9 +806,15 @@ def write_report(jsonl: Path, date: str | None = None) -> tuple[Path, Path] | No
         else:
             continue
         met = ratio >= target
+        verdict = "yes" if met else "NO"
+        if machine_of(f) != machine_of(r):  # no verdict across machines
+            met, verdict = (
+                False,
+                f"not compared (facet on {letters[machine_of(f)]}, DuckDB on {letters[machine_of(r)]})",
+            )
         all_met &= met
         t_rows.append([_dc_label(r), f"{r['rows']:,}", common.fmt_seconds(f["seconds"]),
-                       _cell(r, timeout), txt, f">= {target:g}x", "yes" if met else "NO"])  # fmt: skip
+                       _cell(r, timeout), txt, f">= {target:g}x", verdict])  # fmt: skip
     lines.append(common.markdown_table(
         ["DC", "rows", "facet s", "DuckDB s", "DuckDB / facet", "target", "met"], t_rows))  # fmt: skip
     lines += ["", f"Every DC meets its target: **{'yes' if all_met else 'NO'}**."]

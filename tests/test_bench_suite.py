@@ -304,3 +304,24 @@ def test_the_report_names_every_command_its_cells_came_from(tmp_path, monkeypatc
     first = text.index("`python -m bench.suite (test)` (1 cell)")
     assert first < text.index("`python -m bench.suite --rows 100 --dcs phi` (1 cell)")
     assert suite.command_lines([{"command": "c", "machine": {"date": "1"}}]) == ["* command: `c`"]
+
+
+def test_ratios_across_machines_are_marked_and_meet_no_target(tmp_path, monkeypatch):
+    """facet re-run on another machine than a peer's recorded cell: the ratio is
+    marked, the DuckDB target table gives no verdict, and the header says so."""
+    script = {("facet", 10): ("ok", 0.01, 1.0), ("duckdb", 10): ("ok", 1.0, 2.0)}
+    ctx = _ctx(tmp_path, ["facet", "duckdb"])
+    _fake_runs(monkeypatch, script)
+    monkeypatch.setitem(suite.BY_ID, "phi", suite.BY_ID["phi7"])
+    suite.run_cell(ctx, "w", "phi", 10, Path("10.parquet"), ["dc"], None, {}, [])
+    ctx.machine = {**ctx.machine, "cpu_model": "Other CPU", "date": "2099-01-01T00:00:00+00:00"}
+    ctx.args.engines = ["facet"]
+    suite.run_cell(ctx, "w", "phi", 10, Path("10.parquet"), ["dc"], None, {}, [])
+    monkeypatch.setattr(suite, "RESULTS", tmp_path)
+    monkeypatch.setattr(suite, "still_measures", lambda code, system: code == ctx.code)
+    md, _ = suite.write_report(ctx.args.jsonl, "test")
+    text = md.read_text()
+    assert "in 1 DC/size cells facet and a system ran on different ones" in text
+    assert "100.0x (machines differ)" in text
+    assert "not compared (facet on B, DuckDB on A)" in text
+    assert "Every DC meets its target: **NO**" in text
