@@ -235,3 +235,35 @@ def test_csv_scopes_equal_one_shot_runs(data, tmp_path_factory):
             det.append(batch)
         elif path == base:
             break
+
+
+def test_scopes_over_dictionary_and_all_null_columns():
+    """A where-column that arrives dictionary-encoded, or all NULL, has no kept
+    dictionary: every scope over it types its rows, with the same answers."""
+    rng = np.random.default_rng(4)
+    n = 300
+    region = pa.array(rng.choice(["eu", "us", "apac"], n)).dictionary_encode()
+    table = pa.table(
+        {
+            "x": rng.integers(0, 50, n),
+            "y": rng.integers(0, 50, n),
+            "region": region,
+            "empty": pa.nulls(n),
+        }
+    )
+    rules = ["not(t.x > t'.x and t.y < t'.y)"]
+    det = facet.Detector(table, dcs=rules, where_columns=["region", "empty"])
+    for text in ("region = 'eu'", "region = 'eu' or empty is null", "empty is not null"):
+        for _ in range(2):
+            got = det.where(text)
+            want = facet.detect(table, dcs=rules, where=text)
+            assert (got.scope_rows, got.dcs[0].violations, got.dcs[0].rows_involved) == (
+                want.scope_rows,
+                want.dcs[0].violations,
+                want.dcs[0].rows_involved,
+            ), text
+    assert det._scopes.dictionaries == {"region": None, "empty": None}
+    det.append(table.slice(0, 10))
+    grown = pa.concat_tables([table, table.slice(0, 10)])
+    want = facet.detect(grown, dcs=rules, where="region = 'us'")
+    assert det.where("region = 'us'").dcs[0].violations == want.dcs[0].violations
