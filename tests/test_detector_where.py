@@ -267,3 +267,32 @@ def test_scopes_over_dictionary_and_all_null_columns():
     grown = pa.concat_tables([table, table.slice(0, 10)])
     want = facet.detect(grown, dcs=rules, where="region = 'us'")
     assert det.where("region = 'us'").dcs[0].violations == want.dcs[0].violations
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["state = 'NY'", "state in ('CA', 'TX') and salary > 60000", "not (rate < 5) or zip is null"],
+)
+def test_real_data_scopes_equal_duckdb_pairs(where):
+    """The shared Tax file and its rules (keys, FDs, the salary/rate DC counted
+    from the index): a kept detector's scopes equal DuckDB's pairs touching the
+    scope, counts and pair sets."""
+    from tests.sql_oracle import duckdb_pairs
+    from tests.test_where import TAX
+
+    rules = facet.load_dcs(TAX.parent / "dc_rules_holoclean.txt")
+    rules += facet.load_dcs(
+        None, ["not(t.state = t'.state and t.salary > t'.salary and t.rate < t'.rate)"]
+    )
+    parsed = parse_where(where)
+    type_dcs = rules + parsed.dcs()
+    det = facet.Detector(TAX, dcs=rules, where_columns=["state", "salary", "rate", "zip"])
+    n = det.rows
+    scope = scope_rows(parsed, lambda p: duckdb_pairs(TAX, DC((p,)), type_dcs), n)
+    counted = det.where(where)
+    listed = det.where(where, output="pairs")
+    assert counted.scope_rows == listed.scope_rows == len(scope)
+    for i, dc in enumerate(rules):
+        want = scoped(duckdb_pairs(TAX, dc, type_dcs), scope)
+        assert counted.dcs[i].violations == len(want), dc.canonical()
+        assert _pairs_of(listed, i) == want, dc.canonical()
