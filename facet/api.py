@@ -328,6 +328,7 @@ def explain(
             session.config.nested_pairs,
             time.perf_counter() - t - stats_seconds,
             stats_seconds,
+            session.config.nested_order_scale,
         )
         if analyze:
             rec = with_actuals(rec, session.analyze(i, output))

@@ -11,9 +11,10 @@ non-zero degree on either side.
 * no predicate left: closed form ``|R|`` / ``|L|`` per row;
 * one equality or one non-equality (``count_keyed``): closed form over the
   codes counted per group, no sort;
-* one inequality: sort one side, binary search per row (O(m log m));
-* two inequalities: sweep on the first, Fenwick tree over ranks of the second
-  (dominance counting, O(m log m));
+* one inequality: codes ranked over the group's values (a radix sort when they
+  are wide), then prefix sums of a histogram (O(m));
+* two inequalities: the same ranking, a sweep on the first, a Fenwick tree over
+  the second (dominance counting, O(m log m));
 * a group with at most ``nested`` candidate pairs: pair by pair
   (``nested``), any predicates;
 * anything else is reported back (``todo``) for the caller to refine first.
@@ -30,10 +31,16 @@ from facet.kernels.common import (
     is_reflexive,
     lower_bound,
     side_size,
-    stable_order,
     upper_bound,
 )
-from facet.kernels.tuning import HISTOGRAM_SPAN, KEYED_DIRECT_CODES, NESTED_COST
+from facet.kernels.ranks import RADIX_BITS
+from facet.kernels.tuning import (
+    HISTOGRAM_SPAN,
+    KEYED_DIRECT_CODES,
+    NESTED_COST,
+    NESTED_ORDER_COST,
+    NESTED_ORDER_SCALE,
+)
 
 #: a dominance count recodes to the small side's values when the other is this x larger
 LOPSIDED = 8
@@ -92,67 +99,6 @@ def _count_one(qk, pk, op, dom, out, span):
 
 
 @njit(cache=True, nogil=True)
-def _sweep(q1, q2, p1, p2, oq, opn, op1, op2, dom2, out, span):
-    """``out[i] = #{j : q1[i] op1 p1[j] and q2[i] op2 p2[j]}`` (dominance counting).
-
-    ``oq`` / ``opn`` order ``q1`` / ``p1`` ascending (ties in any order: a query
-    sees every point whose key passes the test against its own key, so ties
-    need no order).  Sweep on the first key, Fenwick tree over the second --
-    over the codes directly when their domain is small (``dom2 <= span x tids +
-    64``), else compressed ranks.
-    """
-    mq = q1.shape[0]
-    mp = p1.shape[0]
-    direct = dom2 <= span * (mq + mp) + 64
-    if direct:
-        nu = dom2
-        slot = p2 + 1
-        split = np.empty(mq, np.int64)
-        for i in range(mq):
-            z = q2[i]
-            split[i] = z + 1 if (op2 == 2 or op2 == 5) else z
-    else:
-        u = np.unique(p2)
-        nu = u.shape[0]
-        slot = np.empty(mp, np.int64)
-        for j in range(mp):
-            slot[j] = lower_bound(u, nu, p2[j]) + 1
-        split = np.empty(mq, np.int64)
-        for i in range(mq):
-            z = q2[i]
-            split[i] = upper_bound(u, nu, z) if (op2 == 2 or op2 == 5) else lower_bound(u, nu, z)
-    above = op2 == 2 or op2 == 3
-    fen = np.zeros(nu + 1, np.int64)
-    ascending = op1 == 4 or op1 == 5  # q > p / q >= p: points with small keys first
-    strict = op1 == 2 or op1 == 4
-    inserted = 0
-    j = 0
-    for step in range(mq):
-        i = oq[step] if ascending else oq[mq - 1 - step]
-        x = q1[i]
-        while j < mp:
-            pj = opn[j] if ascending else opn[mp - 1 - j]
-            y = p1[pj]
-            if ascending:
-                if y > x or (strict and y == x):
-                    break
-            elif y < x or (strict and y == x):
-                break
-            r = slot[pj]
-            while r <= nu:
-                fen[r] += 1
-                r += r & (-r)
-            inserted += 1
-            j += 1
-        r = split[i]
-        below = 0
-        while r > 0:
-            below += fen[r]
-            r -= r & (-r)
-        out[i] = inserted - below if above else below
-
-
-@njit(cache=True, nogil=True)
 def _relative_codes(small, large, dom):
     """Both sides' codes in the position space of the small side's values:
     ``pos(y) = 2 #{u in U : u < y} + [y in U]`` for ``U`` the distinct codes of
@@ -207,6 +153,58 @@ def _relative_codes(small, large, dom):
                 hi = mid
         rl[j] = 2 * lo + (1 if lo < nu and u[lo] == y else 0)
     return rs, rl, 2 * nu + 1
+
+
+@njit(cache=True, nogil=True)
+def _union_ranks(a, b, dom):
+    """Both sides' codes as dense ranks over the union of their values (order and
+    ties kept, domain at most ``|a| + |b|``), by an LSD radix sort of the codes
+    (``RADIX_BITS`` a pass, O(m) a pass, no comparisons).  Returns
+    ``(a', b', domain')``."""
+    ma = a.shape[0]
+    m = ma + b.shape[0]
+    bits = 1
+    while ((dom - 1) >> bits) > 0:
+        bits += 1
+    idx = np.empty(m, np.int64)
+    tmp = np.empty(m, np.int64)
+    for i in range(m):
+        idx[i] = i
+    nb = 1 << RADIX_BITS
+    mask = nb - 1
+    count = np.empty(nb + 1, np.int64)
+    shift = 0
+    while shift < bits:
+        count[:] = 0
+        for k in range(m):
+            i = idx[k]
+            v = a[i] if i < ma else b[i - ma]
+            count[((v >> shift) & mask) + 1] += 1
+        for d in range(nb):
+            count[d + 1] += count[d]
+        for k in range(m):
+            i = idx[k]
+            v = a[i] if i < ma else b[i - ma]
+            d = (v >> shift) & mask
+            tmp[count[d]] = i
+            count[d] += 1
+        idx, tmp = tmp, idx
+        shift += RADIX_BITS
+    ra = np.empty(ma, np.int64)
+    rb = np.empty(m - ma, np.int64)
+    r = -1
+    last = np.int64(-1)
+    for k in range(m):
+        i = idx[k]
+        v = np.int64(a[i] if i < ma else b[i - ma])
+        if r < 0 or v != last:
+            r += 1
+            last = v
+        if i < ma:
+            ra[i] = r
+        else:
+            rb[i - ma] = r
+    return ra, rb, r + 1
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -278,7 +276,8 @@ def _insert(fen, pv, lo, hi, dom2):
 
 @njit(cache=True, nogil=True)
 def _sweep_buckets(qs, qv, qperm, ps, pv, op1, op2, dom1, dom2, out):
-    """:func:`_sweep` over rows bucketed by their first key (:func:`_buckets`):
+    """Dominance counting (sweep on the first key, Fenwick tree over the second)
+    over rows bucketed by their first key (:func:`_buckets`):
     ``out[qperm[k]] = #{points : q1 op1 p1 and q2 op2 p2}`` for the query in
     sorted slot ``k``.  Both sides are read in order, the Fenwick tree is over
     the second key's codes directly (``dom2`` is small here)."""
@@ -316,13 +315,14 @@ def _sweep_buckets(qs, qv, qperm, ps, pv, op1, op2, dom1, dom2, out):
 def _count_two(q1, q2, p1, p2, op1, op2, dom1, dom2, out_q, out_p, tune):
     """Dominance counts of both sides: ``out_q`` per query row (``q op p``) and
     ``out_p`` per point row (the same pairs seen from the other side); the two
-    sweeps share one sort of each side.
+    sweeps share one counting sort of each side by the first key.
 
-    Lopsided sides (one at least ``LOPSIDED`` x the other: a scoped or appended
-    run's small x whole-table groups) first recode each key whose domain is large
-    to the small side's values (:func:`_relative_codes`), so the large side is
-    sorted by counting over a domain about twice the small side's instead of by
-    a comparison sort, and its Fenwick tree stays in cache."""
+    A key whose domain is wide against the sides is recoded first, so every sort
+    is a counting sort and the Fenwick tree stays in cache: lopsided sides (one at
+    least ``LOPSIDED`` x the other: a scoped or appended run's small x whole-table
+    groups) to the small side's values (:func:`_relative_codes`, a domain about
+    twice the small side's), balanced ones to ranks over both sides' values
+    (:func:`_union_ranks`)."""
     mq = q1.shape[0]
     mp = p1.shape[0]
     small = min(mq, mp)
@@ -337,20 +337,23 @@ def _count_two(q1, q2, p1, p2, op1, op2, dom1, dom2, out_q, out_p, tune):
                 q2, p2, dom2 = _relative_codes(q2, p2, dom2)
             else:
                 p2, q2, dom2 = _relative_codes(p2, q2, dom2)
-        if (dom1 + 1) * (dom2 + 1) <= GRID_CELLS_PER_ROW * (mq + mp):
-            _grid_counts(q1, q2, p1, p2, op1, op2, dom1, dom2, out_q)
-            _grid_counts(p1, p2, q1, q2, _flip(op1), _flip(op2), dom1, dom2, out_p)
-            return
-        qs, qv, qperm = _buckets(q1, q2, dom1)
-        ps, pv, pperm = _buckets(p1, p2, dom1)
-        _sweep_buckets(qs, qv, qperm, ps, pv, op1, op2, dom1, dom2, out_q)
-        _sweep_buckets(ps, pv, pperm, qs, qv, _flip(op1), _flip(op2), dom1, dom2, out_p)
+    else:
+        # balanced sides: a key whose domain is wide against them is ranked over
+        # both sides' values (one radix sort), so the rest is counting sorts and a
+        # Fenwick tree over at most |q| + |p| slots -- no comparison sort, no search
+        wide = tune[HISTOGRAM_SPAN] * (mq + mp) + 64
+        if dom1 > wide:
+            q1, p1, dom1 = _union_ranks(q1, p1, dom1)
+        if dom2 > wide:
+            q2, p2, dom2 = _union_ranks(q2, p2, dom2)
+    if (dom1 + 1) * (dom2 + 1) <= GRID_CELLS_PER_ROW * (mq + mp):
+        _grid_counts(q1, q2, p1, p2, op1, op2, dom1, dom2, out_q)
+        _grid_counts(p1, p2, q1, q2, _flip(op1), _flip(op2), dom1, dom2, out_p)
         return
-    oq = stable_order(q1, dom1, tune)
-    opn = stable_order(p1, dom1, tune)
-    span = tune[HISTOGRAM_SPAN]
-    _sweep(q1, q2, p1, p2, oq, opn, op1, op2, dom2, out_q, span)
-    _sweep(p1, p2, q1, q2, opn, oq, _flip(op1), _flip(op2), dom2, out_p, span)
+    qs, qv, qperm = _buckets(q1, q2, dom1)
+    ps, pv, pperm = _buckets(p1, p2, dom1)
+    _sweep_buckets(qs, qv, qperm, ps, pv, op1, op2, dom1, dom2, out_q)
+    _sweep_buckets(ps, pv, pperm, qs, qv, _flip(op1), _flip(op2), dom1, dom2, out_p)
 
 
 @njit(cache=True, nogil=True)
@@ -416,8 +419,9 @@ def count_groups(
     """Add ``sign`` x the degrees of every group under predicates ``(pa, pb, po)``.
 
     ``doms[r]`` bounds the codes of code row ``r``.  A group goes pair by pair
-    when it has at most ``nested`` candidate pairs and that is cheaper than the
-    closed forms (always, when none applies).
+    when it has at most ``nested`` candidate pairs (``nested_order_scale`` x that
+    under one or two order predicates only) and that is cheaper than the closed
+    forms (always, when none applies).
     Rows with a NULL in any code row of ``nl`` (left) / ``nr`` (right) leave their
     side first.  Groups that are neither small nor answerable in closed form
     (more than two predicates, or any non-order predicate) are flagged in
@@ -437,7 +441,13 @@ def count_groups(
     # (|L| + |R|) x nested_cost per term, and non-equalities cost 2^j terms
     cost = tune[NESTED_COST]
     factor = cost
-    if not fast:
+    ordered = fast and k >= 1
+    if ordered:
+        # order predicates pair by pair run vectorized on gathered codes
+        # (_nested_order), far cheaper per pair than the generic loop
+        factor = tune[NESTED_ORDER_COST] * k
+        nested = nested * tune[NESTED_ORDER_SCALE]
+    elif not fast:
         if n_ord == 0 and n_ne == 1 and k == 1:
             factor = max(cost >> 2, 1)  # the keyed kernel answers it in closed form
         elif n_ord <= 2 and n_ord + n_ne == k:
@@ -451,8 +461,6 @@ def count_groups(
         max_r = max(max_r, side_size(desc, g, 4))
     L = np.empty(max_l, np.int32)
     R = np.empty(max_r, np.int32)
-    # order predicates pair by pair run on gathered codes (_nested_order)
-    ordered = fast and k >= 1
     xs = np.empty((k, max_l if ordered else 0), np.int64)
     ys = np.empty((k, max_r if ordered else 0), np.int64)
     cnt_r = np.empty(max_r if ordered else 0, np.int64)
@@ -492,6 +500,10 @@ def count_groups(
                 pbv[b] = codes[pb[0], R[b]]
             cl = np.empty(ml, np.int64)
             d = doms[pb[0]]
+            if d > tune[HISTOGRAM_SPAN] * (ml + mr) + 64:
+                # codes wide against the group: ranks over both sides' values (one
+                # radix sort), then prefix sums of a histogram instead of sort + search
+                qa, pbv, d = _union_ranks(qa, pbv, d)
             _count_one(qa, pbv, po[0], d, cl, tune[HISTOGRAM_SPAN])
             cr = np.empty(mr, np.int64)
             _count_one(pbv, qa, _flip(po[0]), d, cr, tune[HISTOGRAM_SPAN])

@@ -14,6 +14,8 @@ TUNING_FIELDS = (
     "insertion_sort",
     "dictionary_partitions",
     "dictionary_few",
+    "nested_order_cost",
+    "nested_order_scale",
 )
 (
     CSORT_DENSE,
@@ -25,4 +27,6 @@ TUNING_FIELDS = (
     INSERTION_SORT,
     DICT_PARTITIONS,
     DICT_FEW,
+    NESTED_ORDER_COST,
+    NESTED_ORDER_SCALE,
 ) = range(len(TUNING_FIELDS))

@@ -157,6 +157,12 @@ class Config:
     #: a small group goes pair by pair when |L||R| <= this x (|L| + |R|) (the cost of
     #: a closed form per tid, in pair checks)
     nested_cost: int = 16
+    #: ... under one or two order predicates only (the counting sinks' pair-by-pair
+    #: loop over gathered codes, which vectorizes): when |L||R| <= this x k (|L| + |R|)
+    #: for k predicates, and |L||R| <= nested_order_scale x nested_pairs
+    #: (bench/nested_crossover.py measures both against the closed forms)
+    nested_order_cost: int = 64
+    nested_order_scale: int = 16
     #: IEJoin sorts sides of up to this many tids in place by insertion
     insertion_sort: int = 24
     #: text dictionary: hash partitions, and the distinct values of the one-table path

@@ -31,10 +31,14 @@ def plan_record(
     nested_pairs: int,
     plan_seconds: float = 0.0,
     statistics_seconds: float = 0.0,
+    nested_order_scale: int = 1,
 ) -> dict[str, Any]:
     """The explain record of one DC (``plan=None``: a single-tuple DC);
     ``statistics_seconds``: the engine's statistics for the plan,
-    ``plan_seconds``: the planning itself (both without execution)."""
+    ``plan_seconds``: the planning itself (both without execution);
+    ``nested_pairs`` / ``nested_order_scale``: ``Config``'s caps on a group the
+    sink finishes pair by pair (the second scales the first under order
+    predicates only)."""
     rec: dict[str, Any] = {
         "id": dc_id,
         "name": name,
@@ -69,7 +73,11 @@ def plan_record(
             "predicates": [p.text() for p in sink.predicates],
             "algorithm": sink.algorithm,
             "method": sink.method,
-            "nested_pairs": None if sink.kind == "keyed" else nested_pairs,
+            "nested_pairs": None
+            if sink.kind == "keyed"
+            else nested_pairs * nested_order_scale
+            if sink.inequalities and not sink.nonequalities
+            else nested_pairs,
         }
     return rec
 
@@ -213,7 +221,7 @@ def render_text(doc: dict[str, Any]) -> str:
                 ""
                 if cs["nested_pairs"] is None
                 else f"; groups of at most {cs['nested_pairs']:,} candidate pairs go pair by "
-                "pair (nested)"
+                "pair (nested) where that is cheaper"
             )
             notes.append(f"sink: {cs['method']}{nested}")
             fused = (cs.get("actual") or {}).get("fused_stages")

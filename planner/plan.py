@@ -114,7 +114,7 @@ class CountSink:
         if self.kind == KEYED:
             return "closed form over the codes counted per group (no sort)"
         k = len(self.inequalities)
-        base = {0: "closed form", 1: "sort + binary search", 2: "sweep + Fenwick tree"}.get(
+        base = {0: "closed form", 1: "ranks + histogram", 2: "sweep + Fenwick tree"}.get(
             k, f"cdq x{k - 2} + sweep + Fenwick tree"
         )
         if self.nonequalities:

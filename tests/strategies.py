@@ -402,6 +402,8 @@ KERNEL_EXTREMES = {
     "insertion_sort": (24, 0, 1, 3, 1 << 30),
     "dictionary_partitions": (256, 2, 4),
     "dictionary_few": (1 << 15, 0, 1, 2, 5),
+    "nested_order_cost": (64, 0, 1, 1 << 30),
+    "nested_order_scale": (16, 0, 1, 1 << 20),
 }
 #: the rest: planning, execution, statistics and encoding
 ENGINE_EXTREMES = {

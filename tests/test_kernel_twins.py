@@ -459,6 +459,26 @@ def test_dense_ranks_equal_sorting(raw, bits, data):
     assert np.array_equal(got_uniq, want_uniq)
 
 
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=SLOW)
+@given(st.sampled_from([1, 2, 3, 2047, 2048, 2049, 1 << 20, 2**31 - 1]), st.data())
+def test_union_ranks_are_dense_ranks_over_both_sides(dom, data):
+    """A balanced group's codes ranked over both sides' values (one radix sort, one
+    to three digits) equal ranks by sorting their union: order and ties kept across
+    the sides, the domain the number of distinct values."""
+    from facet.kernels.count import _union_ranks
+
+    side = st.lists(st.integers(0, dom - 1), max_size=80)
+    a = np.array(data.draw(side), np.int64)
+    b = np.array(data.draw(side), np.int64)
+    if len(a) and len(b) and data.draw(st.booleans()):
+        b[: min(len(a), len(b)) // 2] = a[: min(len(a), len(b)) // 2]  # ties across sides
+    ra, rb, d = _union_ranks(a.astype(np.int32), b.astype(np.int32), dom)
+    uniq, inv = np.unique(np.concatenate([a, b]), return_inverse=True)
+    assert d == len(uniq)
+    assert np.array_equal(ra, inv[: len(a)])
+    assert np.array_equal(rb, inv[len(a) :])
+
+
 def test_codes_of_a_wide_integer_column_are_dense_ranks():
     """The encoder's wide-range path (no histogram) orders exactly, NULLs included."""
     import pyarrow as pa

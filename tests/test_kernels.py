@@ -149,8 +149,8 @@ def test_dominance_decomposition(case):
 @given(st.data())
 def test_counting_sink_degrees(data):
     """count_groups: per-row degrees for 0, 1 or 2 order predicates (closed forms,
-    histogram or binary search, Fenwick over codes or compressed ranks, sweeps on
-    either domain) and, on small groups, any predicates pair by pair."""
+    histograms over codes or over ranks of both sides' values, Fenwick trees, sweeps
+    on either domain) and, on small groups, any predicates pair by pair."""
     codes, doms = data.draw(code_matrices(rows=4))
     n = codes.shape[1]
     buf, desc = data.draw(group_batches(n))
@@ -226,8 +226,8 @@ def test_lopsided_dominance_counts(data):
 
 
 def test_balanced_dominance_counts_on_wide_codes():
-    """_count_two on sides of about one size over codes far wider than the rows: the
-    sweep's Fenwick tree over compressed ranks (the lopsided route does not apply)."""
+    """_count_two on sides of about one size over codes far wider than the rows: both
+    keys ranked over both sides' values (the lopsided route does not apply)."""
     rng = np.random.default_rng(11)
     for op1 in (2, 3, 4, 5):
         for op2 in (2, 3, 4, 5):

@@ -5,8 +5,9 @@ The plan's :class:`~facet.planner.plan.CountSink` says how: ``keyed`` (one
 final equality or non-equality, code counts per group) or ``degrees`` (the
 inequalities in closed form by the counting kernel, groups with more than two
 split into dominance blocks first; the non-equalities by inclusion-exclusion
-over its terms).  Small groups go pair by pair inside the kernels (at most
-``Config.nested_pairs`` candidates).  Work is split across threads; each
+over its terms).  Small groups go pair by pair inside the kernels where that
+is cheaper (at most ``Config.nested_pairs`` candidates, ``nested_order_scale``
+x that under order predicates only).  Work is split across threads; each
 worker adds into its own degree arrays unless the batch is disjoint.
 """
 
