@@ -236,8 +236,9 @@ def write_markdown() -> None:
         cells = [r for k, r in latest.items() if k[0] == part]
         if not cells:
             continue
-        m = cells[-1]["machine"]
-        lines += [f"## {part}", "", f"Latest: `{cells[-1]['command']}` -- {m['date']}, "
+        last = max(cells, key=lambda r: r["machine"]["date"])  # the newest run, not key order
+        m = last["machine"]
+        lines += [f"## {part}", "", f"Latest: `{last['command']}` -- {m['date']}, "
                   f"{m['nproc']} cores, {m['mem_total_gib']} GiB, commit "
                   f"{(m.get('git_commit') or '')[:10]}{' (dirty)' if m.get('git_dirty') else ''}", ""]  # fmt: skip
         if part == "compare":
