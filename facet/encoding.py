@@ -37,7 +37,7 @@ from facet.column_types import (
 )
 from facet.errors import DataError, FacetInputError
 from facet.kernels.dictionary import encode_bytes, encode_bytes_parallel
-from facet.kernels.ranks import dense_ranks
+from facet.kernels.ranks import dense_ranks, histogram_ranks
 from facet.language.ast import Const
 from facet.loading import Source
 from facet.numeric_ranks import decimals_as_unscaled, rank_numbers
@@ -396,7 +396,20 @@ def _codes(
         if vv.size == 0:
             return np.full(n, NULL, np.int32), values.drop_null()
         lo, hi = int(vv.min()), int(vv.max())
-        if hi - lo <= config.rank_histogram_span * n + 64:
+        small_range = hi - lo <= config.rank_histogram_span * n + 64
+        if (
+            small_range
+            and n >= config.radix_rank_rows
+            and (v.dtype.kind == "i" or v.dtype.itemsize < 8)
+        ):
+            # a presence table over the range in one kernel (kernels/ranks.py): no GIL
+            # held while other components encode (numpy's below holds it for small tables)
+            ok = np.empty(0, np.bool_) if valid is None else valid
+            out, uniq = histogram_ranks(
+                v.astype(np.int64, copy=False), ok, np.int64(lo), hi - lo + 1
+            )
+            return out, pa.array(uniq.astype(vv.dtype, copy=False), values.type)
+        if small_range:
             base = vv.dtype.type(lo)  # in the column's dtype: uint64 beyond int64 too
             present = np.zeros(hi - lo + 1, np.int32)
             present[vv - base] = 1

@@ -4,7 +4,9 @@ encoding step for wide integer columns: decimals as unscaled integers, prices, i
 A column whose range is too wide for a histogram but whose values fit 63 bits above
 their minimum is sorted by ``RADIX_BITS``-bit digits of ``value - lo`` (one stable
 counting pass per digit: O(n) per pass, no comparisons), then each run of equal keys
-gets the next rank. NULL rows (``valid`` false) get -1 and take no rank.
+gets the next rank. NULL rows (``valid`` false) get -1 and take no rank. A column whose
+range is small against its rows gets the same ranks from a presence table over the range
+(:func:`histogram_ranks`).
 """
 
 from __future__ import annotations
@@ -77,3 +79,31 @@ def move_codes(src, remap, out, lo, hi):
     for i in range(lo, hi):
         c = src[i]
         out[i] = remap[c] if c >= 0 else remap[last]
+
+
+@njit(cache=True, nogil=True)
+def histogram_ranks(values, valid, lo, span):
+    """``(ranks, uniq)`` as :func:`dense_ranks` gives them, for values in the small range
+    ``lo .. lo + span - 1``: a presence table over the range, its running count, one
+    lookup per row (O(n + span), no sort).  ``valid`` empty: every row is valid."""
+    n = values.size
+    every = valid.size == 0
+    rank = np.zeros(span, np.int32)
+    for i in range(n):
+        if every or valid[i]:
+            rank[values[i] - lo] = 1
+    d = 0
+    for k in range(span):
+        if rank[k]:
+            rank[k] = d
+            d += 1
+        else:
+            rank[k] = -1
+    uniq = np.empty(d, np.int64)
+    for k in range(span):
+        if rank[k] >= 0:
+            uniq[rank[k]] = lo + k
+    out = np.empty(n, np.int32)
+    for i in range(n):
+        out[i] = rank[values[i] - lo] if every or valid[i] else -1
+    return out, uniq

@@ -459,6 +459,29 @@ def test_dense_ranks_equal_sorting(raw, bits, data):
     assert np.array_equal(got_uniq, want_uniq)
 
 
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=SLOW)
+@given(st.lists(st.integers(-(2**40), 2**40), max_size=60), st.integers(1, 300), st.data())
+def test_histogram_ranks_equal_sorting(raw, span, data):
+    """Ranks from a presence table over a small range equal ranks by sorting, NULLs
+    (-1) kept out (their values may lie outside the range), every row valid when
+    ``valid`` is empty."""
+    from facet.kernels.ranks import histogram_ranks
+
+    lo = raw[0] if raw else 0
+    values = np.array([lo + abs(x - lo) % span for x in raw], np.int64)
+    if data.draw(st.booleans()):
+        valid = np.array(data.draw(st.lists(st.booleans(), min_size=len(raw),
+                                            max_size=len(raw))), np.bool_)  # fmt: skip
+        values[~valid] = lo - 5  # a NULL's filler outside the range
+    else:
+        valid = np.ones(len(raw), np.bool_)
+    passed = valid if not valid.all() or data.draw(st.booleans()) else np.empty(0, np.bool_)
+    got_ranks, got_uniq = histogram_ranks(values, passed, np.int64(lo), span)
+    want_ranks, want_uniq = _naive_ranks(values, valid)
+    assert np.array_equal(got_ranks, want_ranks)
+    assert np.array_equal(got_uniq, want_uniq)
+
+
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=SLOW)
 @given(st.sampled_from([1, 2, 3, 2047, 2048, 2049, 1 << 20, 2**31 - 1]), st.data())
 def test_union_ranks_are_dense_ranks_over_both_sides(dom, data):

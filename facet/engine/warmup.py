@@ -96,8 +96,8 @@ def run_kernels(
         if threads > 1 and rows * _widest_component(dcs) >= config.parallel_text_rows:
             names.add("dictionary-parallel")
     for dc in dcs:
-        if rows >= config.radix_rank_rows and any(p.is_order for p in dc.predicates):
-            names.add("ranks")  # order codes of a wide integer column
+        if rows >= config.radix_rank_rows:
+            names.add("ranks")  # codes of an integer column (a histogram or radix digits)
         nd = normalize(dc)
         if nd.arity == 1:
             continue
@@ -228,9 +228,11 @@ def _dictionary_parallel(t: SimpleNamespace) -> None:
 
 
 def _ranks(t: SimpleNamespace) -> None:
-    from facet.kernels.ranks import dense_ranks
+    from facet.kernels.ranks import dense_ranks, histogram_ranks
 
     dense_ranks(np.arange(4, dtype=np.int64), np.ones(4, np.bool_), np.int64(0), 2)
+    for valid in (np.empty(0, np.bool_), np.ones(4, np.bool_)):
+        histogram_ranks(np.arange(4, dtype=np.int64), valid, np.int64(0), 4)
 
 
 def _hashing(t: SimpleNamespace) -> None:
