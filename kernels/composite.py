@@ -5,7 +5,10 @@ codes: a count plan's equality refinements and its keyed sink in one pass
 A count plan whose sink is keyed -- the key shape ``t.A = t'.A and t.B = t'.B``
 and the FD shape ``t.A = t'.A and t.B != t'.B`` -- refines its equalities only
 to tally codes per group.  Over one pair of tid sets ``(L, R)`` (the initial
-pairs) :func:`count_composite` never builds those groups: each side's codes of
+pairs) :func:`count_composite` never builds those groups.  A cross-column
+equality first drops the rows whose code the other side's column never holds
+(a semi-join, :func:`_partnered`: under ``t.A = t'.B`` most rows of a key joined
+to a foreign key find no partner).  Then each side's codes of
 the equality prefix become one dense composite id per row (a direct table while
 ``ids x domain`` stays small, else an open-addressing table), both sides are
 counting-sorted by id, and each id's final codes are tallied in a code-indexed
@@ -154,6 +157,60 @@ def _tally_lookup(
 
 
 @njit(cache=True, nogil=True)
+def _partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne):
+    """``lt`` and ``rt`` less the rows no row of the other side can pair with: a
+    semi-join on every cross-column equality (and on a cross-column equality
+    sink) in turn -- a row whose code the other side's remaining rows never
+    hold, or a NULL, is in no pair.  Same-column equalities over one tid set
+    keep every row, so they are not looked at."""
+    k = ea.shape[0]
+    for j in range(k + 1):
+        if j < k:
+            a, b, d = ea[j], eb[j], doms[j]
+        elif not ne:
+            a, b, d = ra, rb, dom
+        else:
+            break
+        if a == b or d > 4 * (lt.shape[0] + rt.shape[0]) + (1 << 16):
+            continue  # (a domain far above the rows: no table worth its size)
+        on_l = _marks(lt, codes[a], d)
+        on_r = _marks(rt, codes[b], d)
+        drop_l = drop_r = False
+        for c in range(on_l.shape[0]):
+            drop_l |= on_l[c] and not on_r[c]
+            drop_r |= on_r[c] and not on_l[c]
+        if drop_l:
+            lt = _present(lt, codes[a], on_r)
+        if drop_r:
+            rt = _present(rt, codes[b], on_l)
+    return lt, rt
+
+
+@njit(cache=True, nogil=True)
+def _marks(tids, col, d):
+    """Which of ``d`` codes ``col`` holds at ``tids``."""
+    on = np.zeros(max(d, 1), np.bool_)
+    for i in range(tids.shape[0]):
+        c = col[tids[i]]
+        if c >= 0:
+            on[c] = True
+    return on
+
+
+@njit(cache=True, nogil=True)
+def _present(tids, col, on):
+    """The ``tids`` whose code in ``col`` is marked ``on``."""
+    out = np.empty_like(tids)
+    m = 0
+    for i in range(tids.shape[0]):
+        t = tids[i]
+        c = col[t]
+        out[m] = t
+        m += c >= 0 and on[c]
+    return out[:m]
+
+
+@njit(cache=True, nogil=True)
 def count_composite(
     lt, rt, codes, ea, eb, doms, ra, rb, dom, ne, deg_l, deg_r, direct_codes, shared
 ):
@@ -167,6 +224,8 @@ def count_composite(
     run.  ``shared``: ``lt`` is ``rt``, ``ea`` is ``eb`` and ``ra == rb`` (a reflexive
     pair under same-column predicates): one side is sorted and tallied, and its
     degrees are both sides'.  Returns the violations added."""
+    if not shared:
+        lt, rt = _partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne)
     nl = lt.shape[0]
     nr = rt.shape[0]
     k = ea.shape[0]

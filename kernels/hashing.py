@@ -73,6 +73,21 @@ def hll_registers(hashes, p):
 
 
 @njit(cache=True, nogil=True)
+def present_codes(codes, d):
+    """The codes (of ``0..d-1``) a column holds, ascending, and its NULLs (-1):
+    one pass over the rows and one over the domain."""
+    seen = np.zeros(max(d, 1), np.bool_)
+    nulls = 0
+    for i in range(codes.shape[0]):
+        c = codes[i]
+        if c < 0:
+            nulls += 1
+        else:
+            seen[c] = True
+    return np.flatnonzero(seen[:d]), nulls
+
+
+@njit(cache=True, nogil=True)
 def mix64_array(words):
     """:func:`mix64` of every word (used for tid sampling)."""
     out = np.empty(words.shape[0], np.uint64)

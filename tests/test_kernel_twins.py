@@ -18,13 +18,14 @@ from hypothesis import strategies as st
 
 from facet.kernels import dictionary
 from facet.kernels.common import OP_CODES, compare_arrays
-from facet.kernels.composite import count_composite, key_candidates, key_counts
+from facet.kernels.composite import _partnered, count_composite, key_candidates, key_counts
 from facet.kernels.expand import expand, sides_to_lists
 from facet.kernels.hashing import (
     hash_bytes,
     hash_words,
     hll_registers,
     mix64_array,
+    present_codes,
     row_hashes,
 )
 from facet.kernels.iejoin import _next_set, _next_word
@@ -575,6 +576,49 @@ def test_count_composite_equals_its_naive_twin(data):
     assert np.array_equal(deg_l, want_l)
     assert np.array_equal(deg_r, want_r)
     assert total == want_l.sum()
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=SLOW)
+@given(data=st.data())
+def test_cross_column_rows_without_partners_drop_and_counts_stay(data):
+    """The semi-join before a fused count (``_partnered``): cross-column equalities
+    over small domains where each side holds codes the other lacks -- it keeps every
+    row some pair holds, drops only rows no pair holds, and the count meets naive."""
+    n = data.draw(st.integers(1, 40))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    dom = data.draw(st.integers(1, 8))
+    codes = rng.integers(-1, dom, (4, n)).astype(np.int32)
+    k = data.draw(st.integers(1, 2))
+    ea = np.array([0, 2][:k], np.int64)
+    eb = np.array([1, 3][:k], np.int64)
+    ra, rb = data.draw(st.sampled_from([(2, 3), (3, 2), (2, 2), (0, 1)]))
+    ne = data.draw(st.booleans())
+    doms = np.full(k, dom, np.int64)
+    lt = np.sort(rng.choice(n, size=int(rng.integers(0, n + 1)), replace=False)).astype(np.int32)
+    rt = rng.choice(n, size=int(rng.integers(0, n + 1)), replace=False).astype(np.int32)
+    want_l, want_r = _naive_degrees(lt, rt, codes, ea, eb, ra, rb, ne)
+    kept_l, kept_r = _partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne)
+    assert set(np.flatnonzero(want_l)) <= set(kept_l.tolist()) <= set(lt.tolist())
+    assert set(np.flatnonzero(want_r)) <= set(kept_r.tolist()) <= set(rt.tolist())
+    deg_l = np.zeros(n, np.int64)
+    deg_r = np.zeros(n, np.int64)
+    total = count_composite(
+        lt, rt, codes, ea, eb, doms, ra, rb, dom, ne, deg_l, deg_r, 1 << 16, False
+    )
+    assert np.array_equal(deg_l, want_l) and np.array_equal(deg_r, want_r)
+    assert total == want_l.sum()
+
+
+def test_present_codes_are_the_codes_a_column_holds():
+    """Statistics' presence pass (``present_codes``) against numpy."""
+    rng = np.random.default_rng(7)
+    for d in (1, 5, 300):
+        col = rng.integers(-1, d, 1000).astype(np.int32)
+        present, nulls = present_codes(col, d)
+        assert present.tolist() == sorted(set(col[col >= 0].tolist()))
+        assert nulls == int(np.count_nonzero(col < 0))
+    present, nulls = present_codes(np.full(3, -1, np.int32), 4)
+    assert present.size == 0 and nulls == 3
 
 
 @settings(max_examples=examples(400, 40), deadline=None, suppress_health_check=SLOW)

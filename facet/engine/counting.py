@@ -97,13 +97,15 @@ FUSED_GROUPS = 4
 def fuses(ctx: Context, plan: Plan, groups: Groups) -> bool:
     """Whether :func:`count_plan` runs ``plan`` fused: a keyed sink, equality stages
     on tid arrays, a few groups without holes, and a shape and size where one pass
-    wins (bench/results/fused_keyed.md, 2 cores): two equalities or a final
-    non-equality, on one thread or up to ``Config.fuse_keyed_tids`` tids (100k
-    rows: φ5 zip -> city 5.4 -> 2.8 ms, φ6 3.7 -> 2.7, φ8 18.5 -> 5.3); above that
-    only when the first equality is cross-column, which has no parallel counting
-    sort to refine it (1M: φ8 197 -> 79 ms; φ5 and φ6 refine faster, 22 vs 42
-    and 35 vs 51 ms).  One equality before a final equality (φ4, φ10) refines as
-    fast as it fuses."""
+    wins (bench/results/fused_keyed.md, 2 cores): two equalities, a final
+    non-equality, or a cross-column equality (the fused pass first drops the rows
+    no row of the other side shares its code with, ``_partnered``: φ10 customer =
+    supplier keeps 44k of 1M rows a side), on one thread or up to
+    ``Config.fuse_keyed_tids`` tids (100k rows: φ5 zip -> city 5.4 -> 2.8 ms, φ6
+    3.7 -> 2.7, φ8 18.5 -> 5.3); above that only with a cross-column equality,
+    which has no parallel counting sort to refine it (1M: φ8 197 -> 79 ms; φ5 and
+    φ6 refine faster, 22 vs 42 and 35 vs 51 ms).  One same-column equality before
+    a final one (φ4) refines as fast as it fuses."""
     if not ctx.config.fuse_keyed or plan.sink is None or plan.sink.kind != KEYED:
         return False
     if not 0 < len(groups) <= FUSED_GROUPS:
@@ -113,12 +115,16 @@ def fuses(ctx: Context, plan: Plan, groups: Groups) -> bool:
     d = groups.desc
     if not (np.all(d[:, LHS] == d[:, LHE]) and np.all(d[:, RHS] == d[:, RHE])):
         return False
-    if len(plan.stages) < 2 and plan.sink.keyed.cls != NONEQUALITY:
+    key = plan.sink.keyed
+    cross = any(s.pred.a != s.pred.b for s in plan.stages) or (
+        key.cls != NONEQUALITY and key.a != key.b
+    )
+    if len(plan.stages) < 2 and key.cls != NONEQUALITY and not cross:
         return False
     tids = int(groups.left_sizes().sum() + groups.right_sizes().sum())
     if ctx.threads == 1 or tids <= ctx.config.fuse_keyed_tids:
         return True
-    return bool(plan.stages) and plan.stages[0].pred.a != plan.stages[0].pred.b
+    return cross
 
 
 def count_fused(ctx: Context, plan: Plan, groups: Groups) -> Degrees:

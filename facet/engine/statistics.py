@@ -38,6 +38,7 @@ from facet.kernels.hashing import (
     hash_words,
     hll_registers,
     mix64_array,
+    present_codes,
     row_hashes,
 )
 from facet.language.normalize import EQUALITY, PairPredicate
@@ -147,15 +148,12 @@ class TableStatistics:
     def _build(self, name: str) -> ColumnStats:
         codes = self.enc.column(name)
         d = self.enc.domain[name]
-        seen = np.zeros(d + 1, np.bool_)
-        seen[codes] = True  # NULL (-1) marks the last slot; no copy, no counts
-        present = np.flatnonzero(seen[:d])
-        nulls = int(np.count_nonzero(codes < 0)) if seen[d] else 0
+        present, nulls = present_codes(codes, d)
         reg = hll_registers(self.code_hash(name)[present], self.p)
         return ColumnStats(
             name,
             self.enc.n,
-            nulls,
+            int(nulls),
             hll_cardinality(reg, self.p),
             reg,
             int(present[0]) if present.size else -1,

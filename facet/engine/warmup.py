@@ -236,13 +236,21 @@ def _ranks(t: SimpleNamespace) -> None:
 
 
 def _hashing(t: SimpleNamespace) -> None:
-    from facet.kernels.hashing import hash_bytes, hash_words, hll_registers, mix64_array, row_hashes
+    from facet.kernels.hashing import (
+        hash_bytes,
+        hash_words,
+        hll_registers,
+        mix64_array,
+        present_codes,
+        row_hashes,
+    )
 
     words = np.arange(8, dtype=np.uint64)
     hashes = hash_words(words)
     hll_registers(hashes, 4)
     hash_bytes(np.array([0, 1, 3], np.int64), np.frombuffer(b"abc", np.uint8))
     mix64_array(words)
+    present_codes(t.codes[0], 6)
     row_hashes(t.codes, np.array([0, 1], np.int64), hashes, np.array([0, 0], np.int64))
 
 
