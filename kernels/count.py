@@ -695,3 +695,16 @@ def count_keyed(
                 deg_l[t] -= sign
                 deg_r[t] -= sign
     return stamp_id
+
+
+@njit(cache=True, nogil=True)
+def degree_totals(deg_l, deg_r):
+    """``(violations, rows involved)`` of a DC's degrees: the sum of ``deg_l`` and
+    the rows with a positive degree on either side, in one pass."""
+    total = 0
+    rows = 0
+    for t in range(deg_l.shape[0]):
+        a = deg_l[t]
+        total += a
+        rows += (a > 0) | (deg_r[t] > 0)
+    return total, rows

@@ -780,3 +780,16 @@ def test_move_codes_is_a_remapped_copy(data):
         move_codes(src, table, out, lo, hi)
         assert out[lo:hi].tolist() == want[lo:hi].tolist()
         assert (out[:lo] == 99).all() and (out[hi:] == 99).all()
+
+
+def test_degree_totals_are_the_sum_and_the_rows_with_a_degree():
+    """One pass for a DC's count and rows involved, against numpy."""
+    from facet.kernels.count import degree_totals
+
+    rng = np.random.default_rng(11)
+    for n in (0, 1, 1000):
+        left = rng.integers(0, 3, n) * (rng.random(n) < 0.3)
+        right = rng.integers(0, 3, n) * (rng.random(n) < 0.3)
+        v, rows = degree_totals(left.astype(np.int64), right.astype(np.int64))
+        assert v == left.sum()
+        assert rows == np.count_nonzero((left > 0) | (right > 0))

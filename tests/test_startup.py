@@ -219,6 +219,59 @@ def test_warmup_loads_what_the_plans_use_and_only_that(emp):
     assert "expand" not in rest[0][1]  # counts expand no pairs
 
 
+def test_typed_parquet_columns_load_no_kernel_after_the_warmup(tmp_path: Path):
+    """Integer columns read from Parquet reach the rank kernels as read-only arrays and
+    a whole-table equality takes the parallel counting sort: the warm-up loads those
+    signatures too, so a detect loads nothing more (each would be JIT time counted in
+    the DCs' seconds)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    small = rng.integers(0, 50, n)
+    pq.write_table(
+        pa.table({
+            "k": pa.array(rng.integers(0, 40, n)),
+            "small": pa.array(small, mask=small % 7 == 0),
+            "wide": pa.array(rng.integers(-(10**15), 10**15, n)),
+            "v": pa.array(rng.integers(0, 9, n)),
+        }),
+        tmp_path / "t.parquet",
+    )  # fmt: skip
+    dcs = [
+        "not(t.k = t'.k and t.wide > t'.wide and t.v < t'.v)",
+        "not(t.small < t'.small and t.v > t'.v)",
+        "not(t.k = t'.v and t.v = t'.k)",
+    ]
+    out = run_python(f"""
+        import json
+        import facet
+        from facet.engine.warmup import run_kernels, warmup
+        from facet.planner.config import Config
+        from numba.core.registry import CPUDispatcher
+        import facet.kernels.common, facet.kernels.ranks
+
+        def overloads():
+            import sys
+            return {{m + "." + k: len(v.signatures) for m, mod in list(sys.modules.items())
+                     if m.startswith("facet") for k, v in vars(mod).items()
+                     if isinstance(v, CPUDispatcher)}}
+
+        cfg = Config(threads=2, radix_rank_rows=0, parallel_work=0)
+        dcs = facet.load_dcs(dcs={dcs!r})
+        warmup(run_kernels(dcs, cfg, ("count", "pairs")))
+        before = overloads()
+        for output in ("count", "pairs"):
+            facet.detect({str(tmp_path / "t.parquet")!r}, dcs={dcs!r}, output=output,
+                         config=cfg, limit=10)
+        after = overloads()
+        print(json.dumps({{k: [before.get(k, 0), v] for k, v in after.items()
+                          if v != before.get(k, 0)}}))
+    """)
+    assert out == {}
+
+
 def test_plan_kernels():
     """Kernels follow the algorithm names of a plan's stages and sink."""
 

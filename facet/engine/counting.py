@@ -26,7 +26,7 @@ from facet.engine.parallel import run_parts, split
 from facet.engine.refinement import refine
 from facet.kernels.common import LE, LHE, LHS, LS, RE, RHE, RHS, RS
 from facet.kernels.composite import count_composite, key_candidates, key_counts
-from facet.kernels.count import count_groups, count_keyed
+from facet.kernels.count import count_groups, count_keyed, degree_totals
 from facet.key_tallies import pack
 from facet.language.normalize import NONEQUALITY, PairPredicate
 from facet.planner.plan import KEYED, CountSink, Plan, Stage
@@ -50,7 +50,12 @@ class Degrees:
 
     @property
     def rows_involved(self) -> int:
-        return int(np.count_nonzero((self.left > 0) | (self.right > 0)))
+        return self.totals()[1]
+
+    def totals(self) -> tuple[int, int]:
+        """``(violations, rows involved)`` in one pass over both sides."""
+        v, r = degree_totals(self.left, self.right)
+        return int(v), int(r)
 
 
 class Scratch:

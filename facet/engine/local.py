@@ -119,7 +119,7 @@ class LocalEngine(Engine):
 
     def count(self, plan: Plan, groups: Groups) -> tuple[int, int]:
         deg = counting.count_plan(self.ctx, plan, groups, self.scratch)
-        return deg.violations, deg.rows_involved
+        return deg.totals()
 
     def direct_count(self, dc: NormalDC) -> tuple[int, int] | None:
         """A key- or FD-shaped DC (:func:`facet.key_tallies.shape`) counted over the

@@ -77,7 +77,7 @@ def count_all(session: Session, mode: str) -> list[tuple[int, int, float]]:
 
     def leaf(i: int, groups: Groups) -> None:
         deg = session.engine.count_sink(plans[i], groups)
-        results[i] = (deg.violations, deg.rows_involved)
+        results[i] = deg.totals()
 
     for ids in _by_initial(session, plans).values():
         run_trie(

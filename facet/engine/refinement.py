@@ -133,7 +133,11 @@ def _whole_table_equality(ctx: Context, groups: Groups, stage: Stage) -> Groups 
         return None
     m = int(d[1] - d[0])
     dom = ctx.enc.domain[p.a]
-    if m < ctx.config.parallel_work * ctx.threads or not use_counting_sort(m, dom, ctx.tune):
+    # the kernels' own test, run as Python here (a call through numba's dispatcher
+    # would load one more compiled signature inside the timed run)
+    if m < ctx.config.parallel_work * ctx.threads or not use_counting_sort.py_func(
+        m, dom, ctx.tune
+    ):
         return None
     tids = groups.buf[d[0] : d[1]]
     k = ctx.enc.column(p.a)

@@ -230,9 +230,13 @@ def _dictionary_parallel(t: SimpleNamespace) -> None:
 def _ranks(t: SimpleNamespace) -> None:
     from facet.kernels.ranks import dense_ranks, histogram_ranks
 
-    dense_ranks(np.arange(4, dtype=np.int64), np.ones(4, np.bool_), np.int64(0), 2)
-    for valid in (np.empty(0, np.bool_), np.ones(4, np.bool_)):
-        histogram_ranks(np.arange(4, dtype=np.int64), valid, np.int64(0), 4)
+    # values straight from Arrow are read-only arrays (another numba signature)
+    frozen = np.arange(4, dtype=np.int64)
+    frozen.flags.writeable = False
+    for values in (np.arange(4, dtype=np.int64), frozen):
+        dense_ranks(values, np.ones(4, np.bool_), np.int64(0), 2)
+        for valid in (np.empty(0, np.bool_), np.ones(4, np.bool_)):
+            histogram_ranks(values, valid, np.int64(0), 4)
 
 
 def _hashing(t: SimpleNamespace) -> None:
@@ -294,7 +298,7 @@ def _iejoin(t: SimpleNamespace) -> None:
 
 
 def _count_groups(t: SimpleNamespace) -> None:
-    from facet.kernels.count import count_groups
+    from facet.kernels.count import count_groups, degree_totals
 
     rows = np.array([0, 1], np.int64)
     doms = np.array([6, 6], np.int64)
@@ -308,11 +312,12 @@ def _count_groups(t: SimpleNamespace) -> None:
                 g.buf, g.desc, t.codes, doms, pa, pa, po, rows, rows, 1,
                 deg_l, deg_r, stamp, 0, todo, 4, t.tune,
             )  # fmt: skip
+        degree_totals(deg_l, deg_r)
 
 
 def _count_keyed(t: SimpleNamespace) -> None:
     from facet.kernels.composite import count_composite
-    from facet.kernels.count import count_keyed
+    from facet.kernels.count import count_keyed, degree_totals
 
     rows = np.array([0, 1], np.int64)
     doms = np.array([6, 6], np.int64)
@@ -327,6 +332,7 @@ def _count_keyed(t: SimpleNamespace) -> None:
                 count_composite(
                     lt, rt, t.codes, rows, rows, doms, 0, 1, 6, ne, deg_l, deg_r, 4, shared
                 )
+        degree_totals(deg_l, deg_r)
 
 
 def _key_candidates(t: SimpleNamespace) -> None:
