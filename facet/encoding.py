@@ -136,7 +136,7 @@ def component_arrays(
 ) -> tuple[dict[str, pa.Array], str, list[str]]:
     """Typed arrays of a component's columns, their common kind, and warnings."""
     warnings: list[str] = []
-    raw = {c: source.table.column(c).combine_chunks() for c in comp.columns}
+    raw = {c: _one_array(source.table.column(c)) for c in comp.columns}
     kinds: dict[str, str] = {}
     typed: dict[str, pa.Array] = {}
     if source.text:
@@ -629,9 +629,19 @@ def component_parts(
 
 
 def _joined(parts: list[pa.Array]) -> pa.Array:
-    """Parts of one type as one array (the type of the first)."""
+    """Parts of one type as one array (the type of the first); one part is
+    itself (Arrow's concatenation would copy it)."""
     typ = parts[0].type
+    if len(parts) == 1:
+        return parts[0]
     return pa.concat_arrays([p.cast(typ) for p in parts])
+
+
+def _one_array(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """A column as one array: its only chunk as it is (combining would copy it)."""
+    if isinstance(column, pa.ChunkedArray):
+        return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    return column
 
 
 def coding_values(values: pa.Array) -> pa.Array:

@@ -104,13 +104,17 @@ def gather(buf, desc, g, s, col, nonnull_rows, out):
     return m
 
 
-@njit(cache=True, nogil=True, inline="always")
-def use_counting_sort(m, domain, tune):
+def counting_sort_wins(m, domain, tune):
     """Counting sort beats a comparison sort while its count array stays in cache
-    (``Config.counting_sort_*``)."""
+    (``Config.counting_sort_*``).  Plain Python for callers outside the kernels (a
+    call through numba's dispatcher would load a compiled signature of its own);
+    the kernels inline :func:`use_counting_sort`."""
     return domain <= m // tune[CSORT_DENSE] + 64 or (
         domain <= tune[CSORT_SPARSE] * m and domain <= tune[CSORT_MAX_CODES]
     )
+
+
+use_counting_sort = njit(cache=True, nogil=True, inline="always")(counting_sort_wins)
 
 
 @njit(cache=True, nogil=True)
@@ -193,20 +197,6 @@ def lower_bound(a, n, x):
     while lo < hi:
         mid = (lo + hi) >> 1
         if a[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(cache=True, nogil=True, inline="always")
-def upper_bound(a, n, x):
-    """First index ``i < n`` with ``a[i] > x`` (``n`` if none)."""
-    lo = 0
-    hi = n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] <= x:
             lo = mid + 1
         else:
             hi = mid

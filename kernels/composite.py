@@ -7,7 +7,7 @@ and the FD shape ``t.A = t'.A and t.B != t'.B`` -- refines its equalities only
 to tally codes per group.  Over one pair of tid sets ``(L, R)`` (the initial
 pairs) :func:`count_composite` never builds those groups.  A cross-column
 equality first drops the rows whose code the other side's column never holds
-(a semi-join, :func:`_partnered`: under ``t.A = t'.B`` most rows of a key joined
+(a semi-join, :func:`partnered`: under ``t.A = t'.B`` most rows of a key joined
 to a foreign key find no partner).  Then each side's codes of
 the equality prefix become one dense composite id per row (a direct table while
 ``ids x domain`` stays small, else an open-addressing table), both sides are
@@ -157,7 +157,7 @@ def _tally_lookup(
 
 
 @njit(cache=True, nogil=True)
-def _partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne):
+def partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne):
     """``lt`` and ``rt`` less the rows no row of the other side can pair with: a
     semi-join on every cross-column equality (and on a cross-column equality
     sink) in turn -- a row whose code the other side's remaining rows never
@@ -225,7 +225,7 @@ def count_composite(
     pair under same-column predicates): one side is sorted and tallied, and its
     degrees are both sides'.  Returns the violations added."""
     if not shared:
-        lt, rt = _partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne)
+        lt, rt = partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne)
     nl = lt.shape[0]
     nr = rt.shape[0]
     k = ea.shape[0]
@@ -409,3 +409,58 @@ def key_counts(xkeys, xykeys):
         for g in range(cap):
             violations -= pcnt[g] * pcnt[g]
     return violations, rows
+
+
+@njit(cache=True, nogil=True)
+def split_by_code(lt, rt, ca, cb, dom, parts):
+    """``lt`` and ``rt`` cut into ``parts`` pieces by their code of one equality
+    (``ca[t]`` for ``t`` in ``lt``, ``cb[t']`` for ``t'`` in ``rt``; domain ``dom``):
+    ranges of codes holding about equal rows of both sides, so a pair lies within
+    one piece and pieces count independently (on separate threads).  NULLs are
+    in no piece.  Returns ``(l_off, l_tids, r_off, r_tids)``: piece ``p`` is
+    ``l_tids[l_off[p]:l_off[p + 1]]`` and ``r_tids[r_off[p]:r_off[p + 1]]``."""
+    cnt_l = np.zeros(max(dom, 1), np.int64)
+    cnt_r = np.zeros(max(dom, 1), np.int64)
+    for i in range(lt.shape[0]):
+        c = ca[lt[i]]
+        if c >= 0:
+            cnt_l[c] += 1
+    for i in range(rt.shape[0]):
+        c = cb[rt[i]]
+        if c >= 0:
+            cnt_r[c] += 1
+    total = 0
+    for c in range(dom):
+        total += cnt_l[c] + cnt_r[c]
+    piece = np.empty(max(dom, 1), np.int64)
+    l_off = np.zeros(parts + 1, np.int64)
+    r_off = np.zeros(parts + 1, np.int64)
+    acc = 0
+    p = 0
+    for c in range(dom):
+        piece[c] = p
+        l_off[p + 1] += cnt_l[c]
+        r_off[p + 1] += cnt_r[c]
+        acc += cnt_l[c] + cnt_r[c]
+        if p < parts - 1 and acc * parts >= (p + 1) * total:
+            p += 1
+    for q in range(parts):
+        l_off[q + 1] += l_off[q]
+        r_off[q + 1] += r_off[q]
+    l_out = np.empty(l_off[parts], lt.dtype)
+    r_out = np.empty(r_off[parts], rt.dtype)
+    fill = l_off[:parts].copy()
+    for i in range(lt.shape[0]):
+        c = ca[lt[i]]
+        if c >= 0:
+            q = piece[c]
+            l_out[fill[q]] = lt[i]
+            fill[q] += 1
+    fill = r_off[:parts].copy()
+    for i in range(rt.shape[0]):
+        c = cb[rt[i]]
+        if c >= 0:
+            q = piece[c]
+            r_out[fill[q]] = rt[i]
+            fill[q] += 1
+    return l_off, l_out, r_off, r_out

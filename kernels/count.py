@@ -31,7 +31,6 @@ from facet.kernels.common import (
     is_reflexive,
     lower_bound,
     side_size,
-    upper_bound,
 )
 from facet.kernels.ranks import RADIX_BITS
 from facet.kernels.tuning import (
@@ -63,39 +62,27 @@ def _flip(op):
 
 
 @njit(cache=True, nogil=True)
-def _count_one(qk, pk, op, dom, out, span):
-    """``out[i] = #{j : qk[i] op pk[j]}`` for an order operator ``op``: prefix
-    sums of a histogram while ``dom <= span x tids + 64``, else binary search."""
+def _count_one(qk, pk, op, dom, out):
+    """``out[i] = #{j : qk[i] op pk[j]}`` for an order operator ``op``: prefix sums
+    of a histogram over the codes (the caller ranks codes wide against the group
+    first, so ``dom`` stays within a few times the tids)."""
     m = pk.shape[0]
-    if dom <= span * (m + qk.shape[0]) + 64:
-        # le[v] = #{p <= v - 1}: a histogram's prefix sums
-        le = np.zeros(dom + 1, np.int64)
-        for j in range(m):
-            le[pk[j] + 1] += 1
-        for v in range(dom):
-            le[v + 1] += le[v]
-        for i in range(qk.shape[0]):
-            x = qk[i]
-            if op == 2:  # p > x
-                out[i] = m - le[x + 1]
-            elif op == 3:  # p >= x
-                out[i] = m - le[x]
-            elif op == 4:  # p < x
-                out[i] = le[x]
-            else:  # p <= x
-                out[i] = le[x + 1]
-        return
-    s = np.sort(pk)
+    # le[v] = #{p <= v - 1}: a histogram's prefix sums
+    le = np.zeros(dom + 1, np.int64)
+    for j in range(m):
+        le[pk[j] + 1] += 1
+    for v in range(dom):
+        le[v + 1] += le[v]
     for i in range(qk.shape[0]):
         x = qk[i]
-        if op == 2:
-            out[i] = m - upper_bound(s, m, x)
-        elif op == 3:
-            out[i] = m - lower_bound(s, m, x)
-        elif op == 4:
-            out[i] = lower_bound(s, m, x)
-        else:
-            out[i] = upper_bound(s, m, x)
+        if op == 2:  # p > x
+            out[i] = m - le[x + 1]
+        elif op == 3:  # p >= x
+            out[i] = m - le[x]
+        elif op == 4:  # p < x
+            out[i] = le[x]
+        else:  # p <= x
+            out[i] = le[x + 1]
 
 
 @njit(cache=True, nogil=True)
@@ -504,9 +491,9 @@ def count_groups(
                 # codes wide against the group: ranks over both sides' values (one
                 # radix sort), then prefix sums of a histogram instead of sort + search
                 qa, pbv, d = _union_ranks(qa, pbv, d)
-            _count_one(qa, pbv, po[0], d, cl, tune[HISTOGRAM_SPAN])
+            _count_one(qa, pbv, po[0], d, cl)
             cr = np.empty(mr, np.int64)
-            _count_one(pbv, qa, _flip(po[0]), d, cr, tune[HISTOGRAM_SPAN])
+            _count_one(pbv, qa, _flip(po[0]), d, cr)
             for a in range(ml):
                 deg_l[L[a]] += sign * cl[a]
             for b in range(mr):

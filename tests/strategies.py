@@ -424,6 +424,7 @@ ENGINE_EXTREMES = {
     "rank_few_distinct": (8, 1, 1 << 30),
     "parallel_text_rows": (200_000, 0),
     "parallel_encode_rows": (100_000, 0),
+    "fuse_split_tids": (1 << 18, 0),
 }
 #: (threads, parallel_work): one thread, or parts of any size on 2-3 threads
 THREADS = ((None, 1 << 16), (1, 1 << 16), (2, 1), (3, 1))

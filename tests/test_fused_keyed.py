@@ -47,6 +47,8 @@ FUSED = [
     Config(fuse_keyed_tids=1 << 40, key_prefilter=False),
     Config(threads=1, key_prefilter=False),
     Config(threads=3, key_prefilter=False),
+    # cut into pieces by the first equality's codes, one a thread
+    Config(threads=3, fuse_split_tids=0, key_prefilter=False),
 ]
 REFINED = Config(fuse_keyed=False, key_prefilter=False)
 
@@ -79,8 +81,9 @@ def test_fused_scoped_counts_equal_naive_pairs_touching_the_scope(data):
 
 
 def test_the_fused_shapes_run_fused_and_explain_says_so():
-    """Two equalities before a non-equality (φ8's shape) and one before a
-    non-equality run fused; one equality before an equality is refined."""
+    """Two equalities before a non-equality (φ8's shape), one before a non-equality,
+    and a cross-column equality before an equality (φ10's) run fused; one same-column
+    equality before an equality is refined."""
     import pyarrow as pa
 
     from facet.api import open_session
@@ -91,16 +94,18 @@ def test_the_fused_shapes_run_fused_and_explain_says_so():
         "not(t.a = t'.b and t.b = t'.a and t.d != t'.d)": True,
         "not(t.a = t'.a and t.d != t'.d)": True,
         "not(t.a = t'.a and t.b = t'.b)": False,
+        "not(t.a = t'.b and t.b = t'.a)": True,  # φ10's: a semi-join first
     }
     for text, fused in shapes.items():
         s = open_session(t, dcs=[text]).session
         assert fuses(s.engine.ctx, s.plan(0, "count"), s.initial(0)) is fused, text
-    # past Config.fuse_keyed_tids on several threads: only a cross-column first equality
+    # past Config.fuse_keyed_tids on several threads: only with a cross-column equality
     big = Config(fuse_keyed_tids=1, threads=2)
     for text, fused in {
         "not(t.a = t'.b and t.b = t'.a and t.d != t'.d)": True,
         "not(t.a = t'.a and t.b = t'.b and t.d != t'.d)": False,
         "not(t.a = t'.a and t.d != t'.d)": False,
+        "not(t.a = t'.a and t.b = t'.a)": True,
     }.items():
         s = open_session(t, dcs=[text], config=big).session
         assert fuses(s.engine.ctx, s.plan(0, "count"), s.initial(0)) is fused, text

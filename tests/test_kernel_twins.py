@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from facet.kernels import dictionary
 from facet.kernels.common import OP_CODES, compare_arrays
-from facet.kernels.composite import _partnered, count_composite, key_candidates, key_counts
+from facet.kernels.composite import count_composite, key_candidates, key_counts, partnered
 from facet.kernels.expand import expand, sides_to_lists
 from facet.kernels.hashing import (
     hash_bytes,
@@ -581,7 +581,7 @@ def test_count_composite_equals_its_naive_twin(data):
 @settings(max_examples=examples(300), deadline=None, suppress_health_check=SLOW)
 @given(data=st.data())
 def test_cross_column_rows_without_partners_drop_and_counts_stay(data):
-    """The semi-join before a fused count (``_partnered``): cross-column equalities
+    """The semi-join before a fused count (``partnered``): cross-column equalities
     over small domains where each side holds codes the other lacks -- it keeps every
     row some pair holds, drops only rows no pair holds, and the count meets naive."""
     n = data.draw(st.integers(1, 40))
@@ -597,7 +597,7 @@ def test_cross_column_rows_without_partners_drop_and_counts_stay(data):
     lt = np.sort(rng.choice(n, size=int(rng.integers(0, n + 1)), replace=False)).astype(np.int32)
     rt = rng.choice(n, size=int(rng.integers(0, n + 1)), replace=False).astype(np.int32)
     want_l, want_r = _naive_degrees(lt, rt, codes, ea, eb, ra, rb, ne)
-    kept_l, kept_r = _partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne)
+    kept_l, kept_r = partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne)
     assert set(np.flatnonzero(want_l)) <= set(kept_l.tolist()) <= set(lt.tolist())
     assert set(np.flatnonzero(want_r)) <= set(kept_r.tolist()) <= set(rt.tolist())
     deg_l = np.zeros(n, np.int64)
@@ -793,3 +793,41 @@ def test_degree_totals_are_the_sum_and_the_rows_with_a_degree():
         v, rows = degree_totals(left.astype(np.int64), right.astype(np.int64))
         assert v == left.sum()
         assert rows == np.count_nonzero((left > 0) | (right > 0))
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=SLOW)
+@given(data=st.data())
+def test_split_by_code_cuts_both_sides_at_the_same_codes(data):
+    """The pieces a fused count runs on threads: every row with a code is in one
+    piece, NULLs in none, and a code's rows of both sides are in the same piece."""
+    from facet.kernels.composite import split_by_code
+
+    n = data.draw(st.integers(1, 60))
+    dom = data.draw(st.integers(1, 12))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    ca = rng.integers(-1, dom, n).astype(np.int32)
+    cb = rng.integers(-1, dom, n).astype(np.int32)
+    lt = rng.permutation(n)[: int(rng.integers(0, n + 1))].astype(np.int32)
+    rt = rng.permutation(n)[: int(rng.integers(0, n + 1))].astype(np.int32)
+    parts = data.draw(st.integers(1, 4))
+    l_off, lp, r_off, rp = split_by_code(lt, rt, ca, cb, dom, parts)
+    assert sorted(lp.tolist()) == sorted(t for t in lt.tolist() if ca[t] >= 0)
+    assert sorted(rp.tolist()) == sorted(t for t in rt.tolist() if cb[t] >= 0)
+    piece_of: dict[int, int] = {}
+    for p in range(parts):
+        for t in lp[l_off[p] : l_off[p + 1]]:
+            assert piece_of.setdefault(int(ca[t]), p) == p
+        for t in rp[r_off[p] : r_off[p + 1]]:
+            assert piece_of.setdefault(int(cb[t]), p) == p
+
+
+def test_stable_order_is_a_stable_argsort():
+    """``stable_order`` (counting sort or numpy's) against ``np.argsort(kind='stable')``."""
+    from facet.kernels.common import stable_order
+
+    rng = np.random.default_rng(5)
+    tune = DEFAULT.kernel_tuning()
+    for m, domain in ((0, 1), (50, 4), (300, 10**6), (2000, 100)):
+        keys = rng.integers(0, domain, m).astype(np.int64)
+        order = stable_order(keys, domain, tune)
+        assert order.tolist() == np.argsort(keys, kind="stable").tolist()

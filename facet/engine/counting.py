@@ -25,7 +25,13 @@ from facet.engine.groups import Groups
 from facet.engine.parallel import run_parts, split
 from facet.engine.refinement import refine
 from facet.kernels.common import LE, LHE, LHS, LS, RE, RHE, RHS, RS
-from facet.kernels.composite import count_composite, key_candidates, key_counts
+from facet.kernels.composite import (
+    count_composite,
+    key_candidates,
+    key_counts,
+    partnered,
+    split_by_code,
+)
 from facet.kernels.count import count_groups, count_keyed, degree_totals
 from facet.key_tallies import pack
 from facet.language.normalize import NONEQUALITY, PairPredicate
@@ -104,12 +110,12 @@ def fuses(ctx: Context, plan: Plan, groups: Groups) -> bool:
     on tid arrays, a few groups without holes, and a shape and size where one pass
     wins (bench/results/fused_keyed.md, 2 cores): two equalities, a final
     non-equality, or a cross-column equality (the fused pass first drops the rows
-    no row of the other side shares its code with, ``_partnered``: φ10 customer =
+    no row of the other side shares its code with, ``partnered``: φ10 customer =
     supplier keeps 44k of 1M rows a side), on one thread or up to
     ``Config.fuse_keyed_tids`` tids (100k rows: φ5 zip -> city 5.4 -> 2.8 ms, φ6
     3.7 -> 2.7, φ8 18.5 -> 5.3); above that only with a cross-column equality,
-    which has no parallel counting sort to refine it (1M: φ8 197 -> 79 ms; φ5 and
-    φ6 refine faster, 22 vs 42 and 35 vs 51 ms).  One same-column equality before
+    which has no parallel counting sort to refine it (1M: φ8 174 -> 57 ms; φ5 and
+    φ6 refine faster, 17 vs 34 and 26 vs 38 ms).  One same-column equality before
     a final one (φ4) refines as fast as it fuses."""
     if not ctx.config.fuse_keyed or plan.sink is None or plan.sink.kind != KEYED:
         return False
@@ -134,7 +140,11 @@ def fuses(ctx: Context, plan: Plan, groups: Groups) -> bool:
 
 def count_fused(ctx: Context, plan: Plan, groups: Groups) -> Degrees:
     """A keyed count plan in one pass per group (:mod:`facet.kernels.composite`):
-    the equalities' codes as composite ids, a counting sort by id, code tallies."""
+    the rows without a partner under a cross-column equality dropped, then the
+    equalities' codes as composite ids, a counting sort by id, code tallies --
+    on several threads, one range of the first equality's codes each
+    (:func:`facet.kernels.composite.split_by_code`), from ``Config.fuse_split_tids``
+    tids."""
     t0 = time.perf_counter()
     eqs = [s.pred for s in plan.stages]
     ea = np.array([ctx.row(p.a) for p in eqs], np.int64)
@@ -149,10 +159,27 @@ def count_fused(ctx: Context, plan: Plan, groups: Groups) -> Degrees:
         lt = groups.buf[d[LS] : d[LE]]
         rt = groups.buf[d[RS] : d[RE]]
         shared = same_columns and d[LS] == d[RS] and d[LE] == d[RE]
-        count_composite(
-            lt, rt, ctx.codes, ea, eb, doms, ra, rb, ctx.domain(key), ne, deg.left, deg.right,
-            ctx.config.keyed_direct_codes, shared,
-        )  # fmt: skip
+        if not shared:  # rows no row of the other side shares a code with: gone first
+            lt, rt = partnered(lt, rt, ctx.codes, ea, eb, doms, ra, rb, ctx.domain(key), ne)
+        pieces = [(lt, rt)]
+        if len(eqs) and ctx.threads > 1 and len(lt) + len(rt) >= ctx.config.fuse_split_tids:
+            # a pair lies within one range of the first equality's codes: one range a
+            # thread, each writing the degrees of its own rows (a row is in one range a side)
+            l_off, lp, r_off, rp = split_by_code(
+                lt, rt, ctx.codes[ea[0]], ctx.codes[eb[0]], doms[0], ctx.threads
+            )
+            pieces = [
+                (lp[l_off[i] : l_off[i + 1]], rp[r_off[i] : r_off[i + 1]])
+                for i in range(ctx.threads)
+            ]
+
+        def run(_: int, piece: tuple[np.ndarray, np.ndarray], shared: bool = shared) -> None:
+            count_composite(
+                piece[0], piece[0] if shared else piece[1], ctx.codes, ea, eb, doms, ra, rb,
+                ctx.domain(key), ne, deg.left, deg.right, ctx.config.keyed_direct_codes, shared,
+            )  # fmt: skip
+
+        run_parts(pieces, run, ctx.threads)
     if ctx.trace is not None:
         ctx.trace.counted(time.perf_counter() - t0, groups, fused=len(eqs))
     return deg

@@ -19,7 +19,7 @@ from facet.engine.context import Context
 from facet.engine.groups import Groups, concat
 from facet.engine.parallel import pool, run_parts, split
 from facet.kernels.bhsm import refine_bhsm
-from facet.kernels.common import OP_CODES, use_counting_sort
+from facet.kernels.common import OP_CODES, counting_sort_wins
 from facet.kernels.decompose import refine_decompose
 from facet.kernels.iejoin import refine_iejoin
 from facet.kernels.refine import (
@@ -133,11 +133,7 @@ def _whole_table_equality(ctx: Context, groups: Groups, stage: Stage) -> Groups 
         return None
     m = int(d[1] - d[0])
     dom = ctx.enc.domain[p.a]
-    # the kernels' own test, run as Python here (a call through numba's dispatcher
-    # would load one more compiled signature inside the timed run)
-    if m < ctx.config.parallel_work * ctx.threads or not use_counting_sort.py_func(
-        m, dom, ctx.tune
-    ):
+    if m < ctx.config.parallel_work * ctx.threads or not counting_sort_wins(m, dom, ctx.tune):
         return None
     tids = groups.buf[d[0] : d[1]]
     k = ctx.enc.column(p.a)

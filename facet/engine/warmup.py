@@ -316,7 +316,7 @@ def _count_groups(t: SimpleNamespace) -> None:
 
 
 def _count_keyed(t: SimpleNamespace) -> None:
-    from facet.kernels.composite import count_composite
+    from facet.kernels.composite import count_composite, partnered, split_by_code
     from facet.kernels.count import count_keyed, degree_totals
 
     rows = np.array([0, 1], np.int64)
@@ -333,6 +333,8 @@ def _count_keyed(t: SimpleNamespace) -> None:
                     lt, rt, t.codes, rows, rows, doms, 0, 1, 6, ne, deg_l, deg_r, 4, shared
                 )
         degree_totals(deg_l, deg_r)
+        split_by_code(lt, rt, t.codes[0], t.codes[1], 6, 2)  # pieces for the threads
+        partnered(lt, rt, t.codes, rows, rows[::-1].copy(), doms, 0, 1, 6, False)
 
 
 def _key_candidates(t: SimpleNamespace) -> None:
