@@ -320,3 +320,22 @@ def equality_runs(counts: np.ndarray) -> np.ndarray:
     desc[:, 6] = s
     desc[:, 7] = s
     return desc
+
+
+@njit(cache=True, nogil=True)
+def composite_keys(codes, rows, doms, tids, out):
+    """``out[t]`` = the composite code of ``t`` (each ``t`` of ``tids``) over the
+    code rows ``rows`` (domains ``doms``): ``(...(c0 d1 + c1) d2 + ...)``, -1 when
+    one of them is NULL -- several equalities as one (their domains' product must
+    fit in int32)."""
+    k = rows.shape[0]
+    for i in range(tids.shape[0]):
+        t = tids[i]
+        key = 0
+        for j in range(k):
+            c = codes[rows[j], t]
+            if c < 0:
+                key = -1
+                break
+            key = key * doms[j] + c
+        out[t] = key

@@ -130,6 +130,9 @@ def with_actuals(rec: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
         if report.get("fused"):
             # the equality stages ran inside the sink (facet.kernels.composite)
             rec["count_sink"]["actual"]["fused_stages"] = report["fused"]
+    if report.get("grouped"):
+        # the leading equalities ran as one counting sort (facet.engine.refinement)
+        actual["grouped_stages"] = report["grouped"]
     direct = report.get("direct")
     if direct is not None:
         # counted without the plan (an engine's direct count): what it read instead
@@ -230,6 +233,13 @@ def render_text(doc: dict[str, Any]) -> str:
                     f"sink: ran fused with the {fused} equality stage{'s' if fused > 1 else ''} "
                     "above it -- composite codes, one counting sort, code tallies (no groups)"
                 )
+        grouped = (d.get("actual") or {}).get("grouped_stages") if analyzed else None
+        if grouped:
+            notes.append(
+                f"stages 1-{grouped} ran as one: a composite code per row over their "
+                "columns, one parallel counting sort (their time and sizes are on stage "
+                f"{grouped})"
+            )
         direct = (d.get("actual") or {}).get("direct") if analyzed else None
         if direct is not None:
             notes.append(

@@ -23,7 +23,7 @@ from facet.encoding import EncodedTable
 from facet.engine.context import Context
 from facet.engine.groups import Groups
 from facet.engine.parallel import run_parts, split
-from facet.engine.refinement import refine
+from facet.engine.refinement import refine, refine_equalities
 from facet.kernels.common import LE, LHE, LHS, LS, RE, RHE, RHS, RS
 from facet.kernels.composite import (
     count_composite,
@@ -92,10 +92,12 @@ def count_plan(ctx: Context, plan: Plan, groups: Groups, scratch: Scratch) -> De
     """Degrees of a count plan over ``groups``: its equality stages, then its sink
     -- fused into one pass over composite codes (:func:`count_fused`) where the
     sink is keyed and ``groups`` are a few whole pairs of tid sets (the initial
-    pairs)."""
+    pairs); else leading same-column equalities over the whole table grouped at
+    once (:func:`facet.engine.refinement.refine_equalities`), then the rest."""
     if fuses(ctx, plan, groups):
         return count_fused(ctx, plan, groups)
-    for stage in plan.stages:
+    groups, done = refine_equalities(ctx, groups, plan.stages)
+    for stage in plan.stages[done:]:
         groups = refine(ctx, groups, stage)
     return count_sink(ctx, plan.sink, groups, scratch)
 

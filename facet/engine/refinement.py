@@ -26,6 +26,7 @@ from facet.kernels.refine import (
     KIND_EQ,
     KIND_INEQ,
     KIND_NE,
+    composite_keys,
     count_codes,
     equality_runs,
     scatter_by_code,
@@ -125,18 +126,66 @@ def _whole_table_equality(ctx: Context, groups: Groups, stage: Stage) -> Groups 
     typically): its counting sort split over the threads (row ranges count
     codes, then scatter, stable: the serial kernel's groups); ``None`` where
     that does not apply."""
-    if ctx.threads == 1 or len(groups) != 1 or stage.algorithm != "equality":
+    if stage.algorithm != "equality" or stage.pred.a != stage.pred.b:
         return None
-    p = stage.pred
+    tids = _whole_group(ctx, groups)
+    if tids is None:
+        return None
+    dom = ctx.enc.domain[stage.pred.a]
+    if not counting_sort_wins(len(tids), dom, ctx.tune):
+        return None
+    return _parallel_counting_sort(ctx, tids, ctx.enc.column(stage.pred.a), dom)
+
+
+def refine_equalities(ctx: Context, groups: Groups, stages: list[Stage]) -> tuple[Groups, int]:
+    """The plan's leading same-column equalities on one big reflexive group (the
+    whole table) as one: a composite code per row over their columns, then one
+    parallel counting sort by it -- instead of one refinement each, the later ones
+    over many small groups (φ9's origin then dest: 56k groups).  Returns the
+    groups and how many stages they answer (0: none, the groups as they were)."""
+    eqs = 0
+    for s in stages:
+        if s.algorithm != "equality" or s.pred.a != s.pred.b or s.storage != "arrays":
+            break
+        eqs += 1
+    tids = _whole_group(ctx, groups) if eqs >= 2 else None
+    if tids is None:
+        return groups, 0
+    cols = [s.pred.a for s in stages[:eqs]]
+    doms = np.array([max(ctx.enc.domain[c], 1) for c in cols], np.int64)
+    span = 1
+    for d in doms.tolist():
+        span *= d
+    if span >= 2**31 or not counting_sort_wins(len(tids), span, ctx.tune):
+        return groups, 0
+    t0 = time.perf_counter()
+    rows = np.array([ctx.row(c) for c in cols], np.int64)
+    keys = np.empty(ctx.n, np.int32)
+    composite_keys(ctx.codes, rows, doms, tids, keys)
+    out = _parallel_counting_sort(ctx, tids, keys, span)
+    out.disjoint = groups.disjoint
+    if ctx.trace is not None:
+        ctx.trace.grouped(stages[:eqs], time.perf_counter() - t0, groups, out)
+    return out, eqs
+
+
+def _whole_group(ctx: Context, groups: Groups) -> np.ndarray | None:
+    """The tids of ``groups`` when it is one reflexive group big enough to split
+    over the threads (the whole table, typically), else ``None``."""
+    if ctx.threads == 1 or len(groups) != 1:
+        return None
     d = groups.desc[0]
-    if p.a != p.b or not (d[0] == d[4] and d[1] == d[5] and d[2] == d[3]):
+    if not (d[0] == d[4] and d[1] == d[5] and d[2] == d[3]):
         return None
-    m = int(d[1] - d[0])
-    dom = ctx.enc.domain[p.a]
-    if m < ctx.config.parallel_work * ctx.threads or not counting_sort_wins(m, dom, ctx.tune):
+    if int(d[1] - d[0]) < ctx.config.parallel_work * ctx.threads:
         return None
-    tids = groups.buf[d[0] : d[1]]
-    k = ctx.enc.column(p.a)
+    return groups.buf[d[0] : d[1]]
+
+
+def _parallel_counting_sort(ctx: Context, tids: np.ndarray, k: np.ndarray, dom: int) -> Groups:
+    """``tids`` grouped by ``k[t]`` (codes below ``dom``; NULLs dropped): row ranges
+    count codes on the threads, then scatter -- stable, the serial kernel's groups."""
+    m = len(tids)
     cuts = np.linspace(0, m, ctx.threads + 1).astype(np.int64)
     ranges = list(zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True))
     counts = np.zeros((len(ranges), max(dom, 1)), np.int64)

@@ -53,6 +53,8 @@ class Trace:
         self.fused = 0
         #: the DC was counted without its plan (``Engine.direct_count``): what it read
         self.direct: dict[str, Any] | None = None
+        #: leading equality stages grouped at once by their composite code
+        self.grouped_stages = 0
 
     def refined(
         self, stage: Stage, seconds: float, groups_in: Groups, out: Groups, on_bitmaps: int
@@ -67,6 +69,11 @@ class Trace:
         r.candidates_out += int(out.candidate_pairs().sum())
         r.bitmap_groups += on_bitmaps
         r.array_groups += len(groups_in) - on_bitmaps
+
+    def grouped(self, stages: list[Stage], seconds: float, groups_in: Groups, out: Groups) -> None:
+        """Equality stages run as one (their composite code): recorded on the last."""
+        self.grouped_stages = max(self.grouped_stages, len(stages))
+        self.refined(stages[-1], seconds, groups_in, out, 0)
 
     def finished_nested(self, before: Stage, seconds: float, groups: Groups) -> None:
         r = self.nested.setdefault(before, StageRun())
@@ -95,4 +102,5 @@ class Trace:
             "sink": run(self.sink) if self.sink.calls else None,
             "fused": self.fused,
             "direct": self.direct,
+            "grouped": self.grouped_stages,
         }

@@ -268,12 +268,15 @@ def _refine(t: SimpleNamespace) -> None:
 
 
 def _counting_sort(t: SimpleNamespace) -> None:
-    from facet.kernels.refine import count_codes, scatter_by_code
+    from facet.kernels.refine import composite_keys, count_codes, scatter_by_code
 
     tids = np.arange(t.n, dtype=np.int32)
     counts = np.zeros((2, 6), np.int64)
     count_codes(tids, 0, t.n, t.codes[0], counts[0])
     scatter_by_code(tids, 0, t.n, t.codes[0], counts[1], np.empty(t.n, np.int32))
+    # leading equalities as one composite code (facet.engine.refinement.refine_equalities)
+    rows = np.array([0, 1], np.int64)
+    composite_keys(t.codes, rows, np.array([6, 6], np.int64), tids, np.empty(t.n, np.int32))
 
 
 def _bhsm(t: SimpleNamespace) -> None:
