@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from facet.kernels.refine import count_codes
+
 #: Fibonacci hashing multiplier (2^64 / golden ratio)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -421,14 +423,8 @@ def split_by_code(lt, rt, ca, cb, dom, parts):
     ``l_tids[l_off[p]:l_off[p + 1]]`` and ``r_tids[r_off[p]:r_off[p + 1]]``."""
     cnt_l = np.zeros(max(dom, 1), np.int64)
     cnt_r = np.zeros(max(dom, 1), np.int64)
-    for i in range(lt.shape[0]):
-        c = ca[lt[i]]
-        if c >= 0:
-            cnt_l[c] += 1
-    for i in range(rt.shape[0]):
-        c = cb[rt[i]]
-        if c >= 0:
-            cnt_r[c] += 1
+    count_codes(lt, 0, lt.shape[0], ca, cnt_l)
+    count_codes(rt, 0, rt.shape[0], cb, cnt_r)
     total = 0
     for c in range(dom):
         total += cnt_l[c] + cnt_r[c]
@@ -447,20 +443,23 @@ def split_by_code(lt, rt, ca, cb, dom, parts):
     for q in range(parts):
         l_off[q + 1] += l_off[q]
         r_off[q + 1] += r_off[q]
-    l_out = np.empty(l_off[parts], lt.dtype)
-    r_out = np.empty(r_off[parts], rt.dtype)
-    fill = l_off[:parts].copy()
-    for i in range(lt.shape[0]):
-        c = ca[lt[i]]
+    return (
+        l_off,
+        _by_piece(lt, ca, piece, l_off, parts),
+        r_off,
+        _by_piece(rt, cb, piece, r_off, parts),
+    )
+
+
+@njit(cache=True, nogil=True)
+def _by_piece(tids, col, piece, off, parts):
+    """``tids`` (NULL codes dropped) ordered by the piece of their code, stably."""
+    out = np.empty(off[parts], tids.dtype)
+    fill = off[:parts].copy()
+    for i in range(tids.shape[0]):
+        c = col[tids[i]]
         if c >= 0:
             q = piece[c]
-            l_out[fill[q]] = lt[i]
+            out[fill[q]] = tids[i]
             fill[q] += 1
-    fill = r_off[:parts].copy()
-    for i in range(rt.shape[0]):
-        c = cb[rt[i]]
-        if c >= 0:
-            q = piece[c]
-            r_out[fill[q]] = rt[i]
-            fill[q] += 1
-    return l_off, l_out, r_off, r_out
+    return out
