@@ -136,7 +136,7 @@ def component_arrays(
 ) -> tuple[dict[str, pa.Array], str, list[str]]:
     """Typed arrays of a component's columns, their common kind, and warnings."""
     warnings: list[str] = []
-    raw = {c: _one_array(source.table.column(c)) for c in comp.columns}
+    raw = {c: one_array(source.table.column(c)) for c in comp.columns}
     kinds: dict[str, str] = {}
     typed: dict[str, pa.Array] = {}
     if source.text:
@@ -637,7 +637,7 @@ def _joined(parts: list[pa.Array]) -> pa.Array:
     return pa.concat_arrays([p.cast(typ) for p in parts])
 
 
-def _one_array(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+def one_array(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     """A column as one array: its only chunk as it is (combining would copy it)."""
     if isinstance(column, pa.ChunkedArray):
         return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from facet.column_types import analyze, native_kind
-from facet.encoding import EncodedTable, encode
+from facet.encoding import EncodedTable, encode, one_array
 from facet.engine.filters import where_mask
 from facet.language.ast import DC, Col, Predicate
 from facet.language.where import IsNull, Where
@@ -62,15 +62,9 @@ class Dictionary:
     rows: np.ndarray
 
 
-def _array(column: pa.ChunkedArray | pa.Array) -> pa.Array:
-    if isinstance(column, pa.ChunkedArray):
-        return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    return column
-
-
 def dictionary(column: pa.ChunkedArray | pa.Array) -> Dictionary | None:
     """``column`` dictionary-encoded (``None``: it already is, or is all-NULL)."""
-    arr = _array(column)
+    arr = one_array(column)
     if pa.types.is_dictionary(arr.type) or pa.types.is_null(arr.type):
         return None
     enc = pc.dictionary_encode(arr)
@@ -81,7 +75,7 @@ def dictionary(column: pa.ChunkedArray | pa.Array) -> Dictionary | None:
 def extended(d: Dictionary, batch: pa.ChunkedArray | pa.Array) -> Dictionary | None:
     """``d`` with the rows of ``batch`` (same type) appended: values it has not
     seen go after the others (``None``: another type)."""
-    arr = _array(batch)
+    arr = one_array(batch)
     if arr.type != d.values.type:
         return None
     at = pc.index_in(arr, value_set=d.values)

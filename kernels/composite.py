@@ -5,14 +5,16 @@ codes: a count plan's equality refinements and its keyed sink in one pass
 A count plan whose sink is keyed -- the key shape ``t.A = t'.A and t.B = t'.B``
 and the FD shape ``t.A = t'.A and t.B != t'.B`` -- refines its equalities only
 to tally codes per group.  Over one pair of tid sets ``(L, R)`` (the initial
-pairs) :func:`count_composite` never builds those groups.  A cross-column
-equality first drops the rows whose code the other side's column never holds
-(a semi-join, :func:`partnered`: under ``t.A = t'.B`` most rows of a key joined
-to a foreign key find no partner).  Then each side's codes of
+pairs) :func:`count_composite` never builds those groups: each side's codes of
 the equality prefix become one dense composite id per row (a direct table while
 ``ids x domain`` stays small, else an open-addressing table), both sides are
 counting-sorted by id, and each id's final codes are tallied in a code-indexed
 array.  O(|L| + |R| + ids + domain), one allocation of each array per call.
+
+Before it, the engine drops the rows a cross-column equality leaves without a
+partner (:func:`partnered`, a semi-join: under ``t.A = t'.B`` most rows of a key
+joined to a foreign key find none) and, on several threads, cuts the rest into
+ranges of the first equality's codes (:func:`split_by_code`).
 """
 
 from __future__ import annotations
@@ -226,8 +228,6 @@ def count_composite(
     run.  ``shared``: ``lt`` is ``rt``, ``ea`` is ``eb`` and ``ra == rb`` (a reflexive
     pair under same-column predicates): one side is sorted and tallied, and its
     degrees are both sides'.  Returns the violations added."""
-    if not shared:
-        lt, rt = partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne)
     nl = lt.shape[0]
     nr = rt.shape[0]
     k = ea.shape[0]

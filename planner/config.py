@@ -135,8 +135,7 @@ class Config:
     #: only with a cross-column equality: refining wins otherwise)
     fuse_keyed_tids: int = 1 << 20
     #: a fused count cuts its rows into one range of codes a thread from this many
-    #: tids (bench/results/fused_keyed.md: φ8 at 1M 80 -> 48 ms on 2 threads; at
-    #: 100k the pieces' fixed costs outweigh it)
+    #: tids (below, the pieces' fixed costs outweigh the second thread)
     fuse_split_tids: int = 1 << 18
     #: a key- or FD-shaped DC of a whole-table count is counted directly from the rows
     #: whose value of its most distinct key column two rows hold

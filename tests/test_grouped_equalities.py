@@ -6,12 +6,13 @@ and every sink (inequalities, non-equalities, a keyed sink); explain says so."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import facet
 from facet.language.ast import DC, Col, Predicate
 from facet.planner.config import Config
+from tests.arrow_strategies import typed_tables
 from tests.naive import naive_pairs
 from tests.strategies import comparable, predicates, tables
 
@@ -61,3 +62,36 @@ def test_explain_says_the_equalities_ran_as_one():
     assert d["stages"][1]["actual"]["groups_out"] == 1
     staged = facet.explain(t, dcs=[dc], analyze=True, config=STAGED)["dcs"][0]
     assert "grouped_stages" not in staged["actual"]
+
+
+@st.composite
+def typed_leading_equality_dcs(draw, families: list[str]) -> DC:
+    """Two or three same-column equalities over typed columns, then an equality or
+    non-equality between columns of one family."""
+    k = min(len(families), draw(st.integers(2, 3)))
+    cols = draw(st.lists(st.integers(0, len(families) - 1), min_size=k, max_size=k, unique=True))
+    preds = [Predicate(Col(0, f"c{j}"), "=", Col(1, f"c{j}")) for j in cols]
+    a = draw(st.integers(0, len(families) - 1))
+    b = draw(st.sampled_from([j for j, f in enumerate(families) if f == families[a]]))
+    preds.append(Predicate(Col(0, f"c{a}"), draw(st.sampled_from(["=", "!="])), Col(1, f"c{b}")))
+    return DC(tuple(preds))
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=st.data())
+def test_grouped_equalities_on_typed_columns_equal_naive(data):
+    """Typed Arrow inputs (ints of every width, decimals, timestamps of every unit,
+    text and binary storages) grouped at once meet naive."""
+    table, families = data.draw(typed_tables())
+    assume(len(families) >= 2)  # two equalities need two columns
+    dc = data.draw(typed_leading_equality_dcs(families))
+    pairs = naive_pairs(table, dc)
+    rows = {r for p in pairs for r in p}
+    for config in (GROUPED, STAGED):
+        res = facet.detect(table, dcs=[dc], config=config)
+        assert res.dcs[0].violations == len(pairs), (dc.canonical(), table.schema)
+        assert res.dcs[0].rows_involved == len(rows), (dc.canonical(), table.schema)
