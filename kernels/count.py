@@ -146,18 +146,29 @@ def _relative_codes(small, large, dom):
 def _union_ranks(a, b, dom):
     """Both sides' codes as dense ranks over the union of their values (order and
     ties kept, domain at most ``|a| + |b|``), by an LSD radix sort of the codes
-    (``RADIX_BITS`` a pass, O(m) a pass, no comparisons).  Returns
+    (at most ``RADIX_BITS`` a pass, fewer for few codes; O(m) a pass, no
+    comparisons).  Returns
     ``(a', b', domain')``."""
     ma = a.shape[0]
     m = ma + b.shape[0]
     bits = 1
     while ((dom - 1) >> bits) > 0:
         bits += 1
+    # the digit width with the fewest steps: a pass clears and sums 2^w counts and
+    # reads and moves m values, so a small group takes narrow digits (a group's
+    # 2^11 counts a pass would cost more than its rows)
+    width = RADIX_BITS
+    best = -1
+    for w in range(4, RADIX_BITS + 1):
+        steps = ((bits + w - 1) // w) * (2 * (1 << w) + 2 * m)
+        if best < 0 or steps < best:
+            best = steps
+            width = w
     idx = np.empty(m, np.int64)
     tmp = np.empty(m, np.int64)
     for i in range(m):
         idx[i] = i
-    nb = 1 << RADIX_BITS
+    nb = 1 << width
     mask = nb - 1
     count = np.empty(nb + 1, np.int64)
     shift = 0
@@ -176,7 +187,7 @@ def _union_ranks(a, b, dom):
             tmp[count[d]] = i
             count[d] += 1
         idx, tmp = tmp, idx
-        shift += RADIX_BITS
+        shift += width
     ra = np.empty(ma, np.int64)
     rb = np.empty(m - ma, np.int64)
     r = -1
@@ -344,6 +355,26 @@ def _count_two(q1, q2, p1, p2, op1, op2, dom1, dom2, out_q, out_p, tune):
 
 
 @njit(cache=True, nogil=True)
+def _count_two_same(x, y, op1, op2, dom1, dom2, out_q, out_p, tune):
+    """:func:`_count_two` of a group whose two sides are the same rows with the
+    same codes (a reflexive group under same-column predicates): each key ranked
+    once over one side's values, the rows bucketed once, both sweeps over them."""
+    m = x.shape[0]
+    wide = tune[HISTOGRAM_SPAN] * (2 * m) + 64
+    if dom1 > wide:
+        x, _, dom1 = _union_ranks(x, x[:0], dom1)
+    if dom2 > wide:
+        y, _, dom2 = _union_ranks(y, y[:0], dom2)
+    if (dom1 + 1) * (dom2 + 1) <= GRID_CELLS_PER_ROW * (2 * m):
+        _grid_counts(x, y, x, y, op1, op2, dom1, dom2, out_q)
+        _grid_counts(x, y, x, y, _flip(op1), _flip(op2), dom1, dom2, out_p)
+        return
+    s, v, perm = _buckets(x, y, dom1)
+    _sweep_buckets(s, v, perm, s, v, op1, op2, dom1, dom2, out_q)
+    _sweep_buckets(s, v, perm, s, v, _flip(op1), _flip(op2), dom1, dom2, out_p)
+
+
+@njit(cache=True, nogil=True)
 def _nested_order(L, ml, R, mr, codes, pa, pb, po, sign, deg_l, deg_r, qa, qb, cr):
     """A small group pair by pair under one or two order predicates, on codes
     gathered first: ``x op y`` becomes ``x' <= y'`` with ``x' = ±x + strict``
@@ -441,6 +472,13 @@ def count_groups(
             factor = cost << min(n_ne, 8)  # inclusion-exclusion: 2^j terms
         else:
             factor = 1 << 40  # no closed form: pair by pair wherever nested allows
+    # the sides of a reflexive group hold the same rows with the same codes when
+    # every predicate compares a column with itself and both drop the same NULLs
+    same_cols = fast and k == 2 and nl.shape[0] == nr.shape[0]
+    for i in range(k):
+        same_cols = same_cols and pa[i] == pb[i]
+    for i in range(nl.shape[0] if same_cols else 0):
+        same_cols = same_cols and nl[i] == nr[i]
     max_l = 0
     max_r = 0
     for g in range(desc.shape[0]):
@@ -504,19 +542,25 @@ def count_groups(
             for a in range(ml):
                 qa1[a] = codes[pa[0], L[a]]
                 qa2[a] = codes[pa[1], L[a]]
-            pb1 = np.empty(mr, np.int64)
-            pb2 = np.empty(mr, np.int64)
-            for b in range(mr):
-                pb1[b] = codes[pb[0], R[b]]
-                pb2[b] = codes[pb[1], R[b]]
             cl = np.empty(ml, np.int64)
             cr = np.empty(mr, np.int64)
             d1 = doms[pb[0]]
             d2 = doms[pb[1]]
-            if d1 >= d2:  # sweep on the larger domain, Fenwick tree over the smaller
-                _count_two(qa1, qa2, pb1, pb2, po[0], po[1], d1, d2, cl, cr, tune)
+            if same_cols and is_reflexive(desc, g):  # the right side is the left one
+                if d1 >= d2:
+                    _count_two_same(qa1, qa2, po[0], po[1], d1, d2, cl, cr, tune)
+                else:
+                    _count_two_same(qa2, qa1, po[1], po[0], d2, d1, cl, cr, tune)
             else:
-                _count_two(qa2, qa1, pb2, pb1, po[1], po[0], d2, d1, cl, cr, tune)
+                pb1 = np.empty(mr, np.int64)
+                pb2 = np.empty(mr, np.int64)
+                for b in range(mr):
+                    pb1[b] = codes[pb[0], R[b]]
+                    pb2[b] = codes[pb[1], R[b]]
+                if d1 >= d2:  # sweep on the larger domain, Fenwick tree over the smaller
+                    _count_two(qa1, qa2, pb1, pb2, po[0], po[1], d1, d2, cl, cr, tune)
+                else:
+                    _count_two(qa2, qa1, pb2, pb1, po[1], po[0], d2, d1, cl, cr, tune)
             for a in range(ml):
                 deg_l[L[a]] += sign * cl[a]
             for b in range(mr):

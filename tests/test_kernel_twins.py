@@ -503,6 +503,24 @@ def test_union_ranks_are_dense_ranks_over_both_sides(dom, data):
     assert np.array_equal(rb, inv[len(a) :])
 
 
+def test_union_ranks_take_digits_of_any_width():
+    """A radix pass's digit width follows the rows (narrow digits for a few rows,
+    up to RADIX_BITS for many): ranks stay dense and exact at every width, one
+    side empty (a reflexive group ranks its one side) or both full."""
+    from facet.kernels.count import _union_ranks
+
+    rng = np.random.default_rng(3)
+    for m in (1, 7, 64, 300, 5000):
+        for dom in (2, 1 << 11, 1 << 17, 2**31 - 1):
+            a = rng.integers(0, dom, m)
+            b = rng.integers(0, dom, m // 2) if m > 64 else a[:0]
+            ra, rb, d = _union_ranks(a, b, dom)
+            uniq, inv = np.unique(np.concatenate([a, b]), return_inverse=True)
+            assert d == len(uniq)
+            assert np.array_equal(ra, inv[:m])
+            assert np.array_equal(rb, inv[m:])
+
+
 def test_codes_of_a_wide_integer_column_are_dense_ranks():
     """The encoder's wide-range path (no histogram) orders exactly, NULLs included."""
     import pyarrow as pa

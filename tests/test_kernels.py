@@ -191,6 +191,40 @@ def test_counting_sink_degrees(data):
         assert not todo.any()  # closed forms answer every group
 
 
+@settings(max_examples=examples(300, 30), deadline=None, suppress_health_check=SLOW)
+@given(st.data())
+def test_reflexive_groups_under_two_same_column_inequalities(data):
+    """count_groups on reflexive groups (both sides the same rows) under two
+    inequalities each comparing a column with itself, in closed form: one side's
+    codes ranked and bucketed once, both sweeps over them -- against brute force,
+    with NULLs, holes, tied and wide codes, beside non-reflexive groups."""
+    codes, doms = data.draw(code_matrices(rows=3))
+    n = codes.shape[1]
+    buf, desc = data.draw(group_batches(n))
+    reflexive = desc.copy()
+    reflexive[:, 4:8] = reflexive[:, 0:4]  # the right side made the left one
+    if data.draw(st.booleans()):  # beside the original (mostly not reflexive) groups
+        reflexive = np.concatenate([reflexive, desc])
+    a, b = data.draw(st.permutations([0, 1, 2]))[:2]
+    preds = [(a, data.draw(st.sampled_from([2, 3, 4, 5])), a)]
+    preds.append((b, data.draw(st.sampled_from([2, 3, 4, 5])), b))
+    pa = np.array([p[0] for p in preds], np.int64)
+    po = np.array([p[1] for p in preds], np.int64)
+    rows = np.array(sorted({a, b}), np.int64)
+    deg_l = np.zeros(n, np.int64)
+    deg_r = np.zeros(n, np.int64)
+    todo = np.zeros(len(reflexive), np.bool_)
+    tune = data.draw(kernel_tunes())
+    count_groups(
+        buf, reflexive, codes, doms, pa, pa, po, rows, rows, 1, deg_l, deg_r,
+        np.zeros(n, np.int64), 0, todo, 0, tune,
+    )  # fmt: skip
+    want_l, want_r = degrees(buf, reflexive, codes, preds, 1, n)
+    assert not todo.any()
+    assert np.array_equal(deg_l, want_l)
+    assert np.array_equal(deg_r, want_r)
+
+
 @settings(max_examples=examples(600, 60), deadline=None, suppress_health_check=SLOW)
 @given(st.data())
 def test_lopsided_dominance_counts(data):
