@@ -471,7 +471,11 @@ def _load_path(path: Path, name: str, columns: list[str] | None) -> Source:
         _check_columns(schema_names, name, columns, frame=False)
         cols = None if columns is None else [c for c in schema_names if c in set(columns)]
         coded = _dictionary_coded_text(path, cols)
-        table = pq.read_table(str(path), columns=cols, read_dictionary=coded or None)
+        if path.is_file():  # whole columns (read_table cuts 128k-row chunks, which
+            # encoding would combine: a copy of every column it codes)
+            table = pq.ParquetFile(str(path), read_dictionary=coded or None).read(columns=cols)
+        else:
+            table = pq.read_table(str(path), columns=cols, read_dictionary=coded or None)
         if cols is not None and not cols:
             meta = pq.read_metadata(str(path))
             src = _from_arrow_like(table, name, [])

@@ -410,6 +410,29 @@ def test_parquet_dictionary_pages_read_as_codes(tmp_path):
         assert out["dcs"][0]["violations"] == len(naive_pairs(small, parse_dc(text))), text
 
 
+def test_a_parquet_row_group_loads_as_one_chunk(tmp_path):
+    """A Parquet file's row group arrives as one chunk (Arrow's read_table cuts
+    128k-row chunks, which encoding would then combine: a copy of every coded
+    column); a file of several row groups counts as naive does."""
+    from facet.encoding import one_array
+    from facet.loading import load
+
+    n = 300_000
+    table = pa.table({"k": pa.array([i % 1000 for i in range(n)], pa.int64()),
+                      "v": pa.array([i % 7 for i in range(n)], pa.int32())})  # fmt: skip
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=n)
+    loaded = load(path).table
+    assert [c.num_chunks for c in loaded.columns] == [1, 1]
+    assert one_array(loaded.column("k")).equals(table.column("k").chunk(0))
+    pq.write_table(table.slice(0, 3000), path, row_group_size=1000)  # three row groups
+    small = table.slice(0, 3000)
+    dc = "not(t.k = t'.k and t.v != t'.v)"
+    count, out, err = cli_count(path, "--dc", dc)
+    assert out is not None, err
+    assert out["dcs"][0]["violations"] == len(naive_pairs(small, parse_dc(dc)))
+
+
 def test_a_dictionary_column_whose_chunk_is_all_null_with_an_empty_dictionary():
     """A chunk of NULL indices over an empty dictionary (what a column of only NULLs
     looks like dictionary-encoded) next to a chunk with values: NULLs, no crash."""
