@@ -191,10 +191,17 @@ def _parallel_counting_sort(ctx: Context, tids: np.ndarray, k: np.ndarray, dom: 
     counts = np.zeros((len(ranges), max(dom, 1)), np.int64)
     workers = pool(ctx.threads)
     list(workers.map(lambda i: count_codes(tids, *ranges[i], k, counts[i]), range(len(ranges))))
-    total = counts.sum(axis=0)
+    # each range's first slot per code: the code's start plus the earlier ranges'
+    # rows of it (row by row: numpy's cumsum down a short axis runs column by column)
+    total = counts[0].copy()
+    for i in range(1, len(ranges)):
+        total += counts[i]
     start = np.zeros(total.shape[0], np.int64)
     np.cumsum(total[:-1], out=start[1:])
-    cursor = start + np.cumsum(counts, axis=0) - counts  # each range's slot per code
+    cursor = np.empty_like(counts)
+    cursor[0] = start
+    for i in range(1, len(ranges)):
+        np.add(cursor[i - 1], counts[i - 1], out=cursor[i])
     out = np.empty(int(total.sum()), np.int32)
     list(
         workers.map(
