@@ -36,17 +36,22 @@ def leading_equality_dcs(draw, kinds: list[str]) -> DC:
     return DC(tuple(preds))
 
 
+def _count_as_naive(table, dc) -> None:
+    """Grouped and stage by stage, the DC's violations and rows involved are naive's."""
+    pairs = naive_pairs(table, dc)
+    rows = {r for p in pairs for r in p}
+    for config in (GROUPED, STAGED):
+        res = facet.detect(table, dcs=[dc], config=config)
+        assert res.dcs[0].violations == len(pairs), (dc.canonical(), config.threads, table.schema)
+        assert res.dcs[0].rows_involved == len(rows), (dc.canonical(), config.threads, table.schema)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_grouped_equalities_count_as_naive_and_stage_by_stage(data):
     table, kinds = data.draw(tables(max_rows=40))
     dc = data.draw(leading_equality_dcs(kinds))
-    pairs = naive_pairs(table, dc)
-    rows = {r for p in pairs for r in p}
-    for config in (GROUPED, STAGED):
-        res = facet.detect(table, dcs=[dc], config=config)
-        assert res.dcs[0].violations == len(pairs), (dc.canonical(), config.threads)
-        assert res.dcs[0].rows_involved == len(rows), (dc.canonical(), config.threads)
+    _count_as_naive(table, dc)
 
 
 def test_explain_says_the_equalities_ran_as_one():
@@ -89,9 +94,4 @@ def test_grouped_equalities_on_typed_columns_equal_naive(data):
     table, families = data.draw(typed_tables())
     assume(len(families) >= 2)  # two equalities need two columns
     dc = data.draw(typed_leading_equality_dcs(families))
-    pairs = naive_pairs(table, dc)
-    rows = {r for p in pairs for r in p}
-    for config in (GROUPED, STAGED):
-        res = facet.detect(table, dcs=[dc], config=config)
-        assert res.dcs[0].violations == len(pairs), (dc.canonical(), table.schema)
-        assert res.dcs[0].rows_involved == len(rows), (dc.canonical(), table.schema)
+    _count_as_naive(table, dc)
