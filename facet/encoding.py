@@ -655,7 +655,8 @@ def coding_values(values: pa.Array) -> pa.Array:
 
 
 def text_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A string or binary array's offsets (int64), data bytes and validity."""
+    """A string or binary array's offsets (int32, int64 for a large type: as Arrow
+    holds them, not copied), data bytes and validity."""
     values = pa.concat_arrays([values]) if values.offset else values
     bufs = values.buffers()
     width = (
@@ -664,7 +665,7 @@ def text_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         else np.int32
     )
     n = len(values)
-    offsets = np.frombuffer(bufs[1], width)[: n + 1].astype(np.int64)
+    offsets = np.frombuffer(bufs[1], width)[: n + 1]
     data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
     valid = np.ones(n, np.bool_) if values.null_count == 0 else ~np.asarray(values.is_null())
     return offsets, data, valid

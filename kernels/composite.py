@@ -43,9 +43,9 @@ def _level(ids_l, ids_r, cl, cr, nid, dom):
     while not direct and cap < 2 * (nl + nr):
         cap <<= 1
         bits += 1
-    table = np.full(max(span, 1) if direct else 1, -1, np.int64)
+    table = np.full(max(span, 1) if direct else 1, -1, np.int32)
     keys = np.full(cap, -1, np.int64)
-    vals = np.empty(cap, np.int64)
+    vals = np.empty(cap, np.int32)
     shift = np.uint64(64 - max(bits, 1))
     mask = cap - 1
     nxt = 0
@@ -58,7 +58,7 @@ def _level(ids_l, ids_r, cl, cr, nid, dom):
             if a < 0 or c < 0:
                 ids[i] = -1
                 continue
-            k = a * dom + c
+            k = np.int64(a) * dom + c
             if direct:
                 v = table[k]
                 if v < 0:
@@ -89,8 +89,8 @@ def _sort_by_id(ids, tids, codes, row, nid):
     for v in range(nid):
         start[v + 1] += start[v]
     fill = start[:-1].copy()
-    out_t = np.empty(start[nid], np.int64)
-    out_c = np.empty(start[nid], np.int64)
+    out_t = np.empty(start[nid], np.int32)  # (tids and codes fit int32: half the memory)
+    out_c = np.empty(start[nid], np.int32)
     for i in range(ids.shape[0]):
         v = ids[i]
         if v >= 0:
@@ -231,11 +231,13 @@ def count_composite(
     nl = lt.shape[0]
     nr = rt.shape[0]
     k = ea.shape[0]
-    ids_l = np.zeros(nl, np.int64)
-    ids_r = np.zeros(nr, np.int64)
+    # int32 throughout (tids, codes and ids stay below 2^31): a fresh array's
+    # pages cost about as much to fault in as the pass that fills them
+    ids_l = np.zeros(nl, np.int32)
+    ids_r = np.zeros(nr if not shared else 0, np.int32)
     nid = 1
-    cl = np.empty(nl, np.int64)
-    cr = np.empty(nr if not shared else 0, np.int64)
+    cl = np.empty(nl, np.int32)
+    cr = np.empty(nr if not shared else 0, np.int32)
     for j in range(k):
         for i in range(nl):
             cl[i] = codes[ea[j], lt[i]]

@@ -85,7 +85,7 @@ def _few_values(offsets, data, valid, limit, lo=0, hi=-1, codes=None):
         cap <<= 1
     mask = np.uint64(cap - 1)
     slots = np.full(cap, -1, np.int32)
-    first = np.empty(limit, np.int64)
+    first = np.empty(limit, np.int32)
     code_hash = np.empty(limit, np.uint64)
     nxt = 0
     for i in range(lo, hi):
@@ -118,11 +118,11 @@ def _partitioned(offsets, data, valid, parts):
     for p in range(parts):
         start[p + 1] = start[p] + count[p]
     m = start[parts]
-    rows = np.empty(m, np.int64)
+    rows = np.empty(m, np.int32)
     part_hash = np.empty(m, np.uint64)
     _scatter_rows(valid, hashes, 0, n, start[:parts].copy(), rows, part_hash)
     part_code = np.empty(m, np.int32)
-    first_tmp = np.empty(m, np.int64)
+    first_tmp = np.empty(m, np.int32)
     hash_tmp = np.empty(m, np.uint64)
     ndist = np.zeros(parts, np.int64)
     exact = _dedupe_parts(
@@ -133,7 +133,7 @@ def _partitioned(offsets, data, valid, parts):
         base[p + 1] = base[p] + ndist[p]
     d = base[parts]
     codes = np.full(n, -1, np.int32)
-    first = np.empty(d, np.int64)
+    first = np.empty(d, np.int32)
     code_hash = np.empty(d, np.uint64)
     _assign_parts(
         start, base, 0, parts, rows, part_code, first_tmp, hash_tmp, codes, first, code_hash
@@ -294,7 +294,7 @@ def _merge_few(firsts, hashes, limit):
         cap <<= 1
     mask = np.uint64(cap - 1)
     slots = np.full(cap, -1, np.int32)
-    first = np.empty(limit, np.int64)
+    first = np.empty(limit, np.int32)
     code_hash = np.empty(limit, np.uint64)
     local_map = np.empty(firsts.shape[0], np.int32)
     nxt = 0
@@ -348,13 +348,19 @@ def encode_bytes_parallel(offsets, data, valid, pool, threads: int, tune: np.nda
         bases = np.r_[0, np.cumsum([x[1].shape[0] for x in local])[:-1]].astype(np.int64)
         each(lambda k: _remap(codes, *ranges[k], local_map, bases[k]), range(len(ranges)))
     else:  # repeats were checked while deduplicating
-        return _partitioned_parallel(offsets, data, valid, ranges, each, int(tune[DICT_PARTITIONS]))
+        return _partitioned_parallel(
+            offsets, data, valid, ranges, each, int(tune[DICT_PARTITIONS]), codes
+        )
     arena, key_off = _arena_for(offsets, data, first, n)
     exact = all(each(lambda r: _verify(offsets, data, codes, first, *r, arena, key_off), ranges))
     return codes, first, code_hash, exact
 
 
-def _partitioned_parallel(offsets, data, valid, ranges, each, parts):
+def _partitioned_parallel(offsets, data, valid, ranges, each, parts, codes=None):
+    """The partitioned path on row and partition ranges; ``codes``: an int32 array
+    of the rows to write the codes to (a new one by default).  Row numbers and
+    first rows are int32 (below 2^31 rows): a fresh array's pages cost about as
+    much to fault in as the pass that fills them."""
     n = offsets.shape[0] - 1
     hashes = np.empty(n, np.uint64)
     counts = np.zeros((len(ranges), parts), np.int64)
@@ -366,7 +372,7 @@ def _partitioned_parallel(offsets, data, valid, ranges, each, parts):
     np.cumsum(counts.sum(axis=0), out=start[1:])
     cursor = start[:-1] + np.cumsum(counts, axis=0) - counts  # each range's start per partition
     m = int(start[-1])
-    rows = np.empty(m, np.int64)
+    rows = np.empty(m, np.int32)
     part_hash = np.empty(m, np.uint64)
     each(
         lambda k: _scatter_rows(valid, hashes, *ranges[k], cursor[k], rows, part_hash),
@@ -377,7 +383,7 @@ def _partitioned_parallel(offsets, data, valid, ranges, each, parts):
     pcuts[0], pcuts[-1] = 0, parts
     pranges = [(int(a), int(b)) for a, b in zip(pcuts[:-1], pcuts[1:], strict=True) if b > a]
     part_code = np.empty(m, np.int32)
-    first_tmp = np.empty(m, np.int64)
+    first_tmp = np.empty(m, np.int32)
     hash_tmp = np.empty(m, np.uint64)
     ndist = np.zeros(parts, np.int64)
     exact = all(
@@ -401,8 +407,10 @@ def _partitioned_parallel(offsets, data, valid, ranges, each, parts):
     base = np.zeros(parts + 1, np.int64)
     np.cumsum(ndist, out=base[1:])
     d = int(base[-1])
-    codes = np.full(n, -1, np.int32)
-    first = np.empty(d, np.int64)
+    if codes is None:
+        codes = np.empty(n, np.int32)
+    codes[~valid] = -1  # (every valid row gets its code below)
+    first = np.empty(d, np.int32)
     code_hash = np.empty(d, np.uint64)
     each(
         lambda r: _assign_parts(
@@ -422,7 +430,7 @@ def warm(tune: np.ndarray) -> None:
     class _Serial:
         map = staticmethod(map)
 
-    off = np.arange(17, dtype=np.int64)
+    off = np.arange(17, dtype=np.int32)  # (a string column's offsets, as Arrow holds them)
     data = np.frombuffer(bytearray(b"abcdefghijklmnop"), np.uint8)
     valid = np.ones(16, np.bool_)
     encode_bytes(off, data, valid, tune)

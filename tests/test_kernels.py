@@ -10,6 +10,7 @@ pipeline (sides with holes, suffixes of a shared copy, many groups per batch).
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -309,12 +310,14 @@ def test_flip_table():
 
 
 def string_buffers(values):
-    """Arrow string buffers of ``values``: int64 offsets, uint8 data, validity."""
+    """Arrow string buffers of ``values`` as the encoder passes them: int32 offsets
+    (Arrow's own; tests/test_kernel_twins.py checks int64, a large string's), uint8
+    data, validity."""
     import pyarrow as pa
 
     arr = pa.array(values, pa.string())
     bufs = arr.buffers()
-    off = np.frombuffer(bufs[1], np.int32)[: len(arr) + 1].astype(np.int64)
+    off = np.frombuffer(bufs[1], np.int32)[: len(arr) + 1]
     data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
     valid = np.array([v is not None for v in values], bool)
     return off, data, valid
@@ -389,6 +392,27 @@ def test_parallel_text_dictionary_equals_serial(values, many, threads, tune):
     for w, g in zip(want[:3], got[:3], strict=True):
         assert np.array_equal(w, g)
     assert want[3] and got[3]
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_parallel_text_dictionary_nulls_past_a_failed_one_table_try(threads):
+    """A row range whose one-table try stops at ``dictionary_few`` distinct values
+    leaves its later rows unwritten; the partitioned path that follows reuses that
+    codes array, so its NULL rows (never assigned) must still come out -1."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from facet.kernels import dictionary
+
+    tune = DEFAULT.kernel_tuning()
+    few = int(tune[DICT_FEW])
+    values = [f"v{i}" for i in range(2 * few + 100)] + [None, "v1", None, "v7"] * 5
+    off, data, valid = string_buffers(values)
+    want = dictionary.encode_bytes(off, data, valid, tune)
+    with ThreadPoolExecutor(threads) as pool:
+        got = dictionary.encode_bytes_parallel(off, data, valid, pool, threads, tune)
+    assert np.array_equal(want[0], got[0])
+    assert (got[0][~valid] == -1).all() and (got[0][valid] >= 0).all()
+    assert got[3]
 
 
 def test_partition_dedupe_reports_a_hash_collision():

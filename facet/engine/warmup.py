@@ -216,7 +216,7 @@ def _inputs() -> SimpleNamespace:
 def _dictionary(t: SimpleNamespace) -> None:
     from facet.kernels.dictionary import encode_bytes
 
-    off = np.arange(17, dtype=np.int64)
+    off = np.arange(17, dtype=np.int32)  # (a string column's offsets, as Arrow holds them)
     data = np.frombuffer(bytearray(b"abcdefghijklmnop"), np.uint8)
     encode_bytes(off, data, np.ones(16, np.bool_), t.tune)
 
