@@ -36,7 +36,7 @@ from facet.column_types import (
     storage_type,
 )
 from facet.errors import DataError, FacetInputError
-from facet.kernels.dictionary import encode_bytes, encode_bytes_parallel
+from facet.kernels.dictionary import encode_bytes, encode_bytes_parallel, gather_codes
 from facet.kernels.ranks import dense_ranks, histogram_ranks
 from facet.language.ast import Const
 from facet.loading import Source
@@ -522,14 +522,21 @@ def _is_dictionary_text(typ: pa.DataType) -> bool:
 
 
 def _dictionary_text_codes(
-    comp: Component, source: Source, schema: dict[str, str], use: ColumnUse, config: Config
-) -> tuple[np.ndarray, pa.Array | HashedDictionary, list[tuple[str, Const]]] | None:
+    comp: Component,
+    source: Source,
+    schema: dict[str, str],
+    use: ColumnUse,
+    config: Config,
+    rows: list[np.ndarray],
+) -> tuple[pa.Array | HashedDictionary, list[tuple[str, Const]], list[int]] | None:
     """Codes of an equality text component whose columns arrived dictionary-encoded
     (Parquet dictionary pages, pandas categoricals): the dictionaries and the
     constants are coded (exactly, as any text), and each row takes its dictionary
-    entry's code -- O(distinct) hashing instead of O(rows).  The codes are then
+    entry's code -- O(distinct) hashing instead of O(rows) -- written straight into
+    ``rows`` (the code matrix's row of each column: no copy).  The codes are then
     made dense over the values present (a dictionary may hold unused or repeated
-    entries).  ``None`` when the component is not such: the general route."""
+    entries).  Returns the dictionary, the constants' keys and their codes; ``None``
+    when the component is not such: the general route."""
     if source.text or comp.ordered:
         return None
     cols = [source.table.column(c) for c in comp.columns]
@@ -537,51 +544,55 @@ def _dictionary_text_codes(
         _is_dictionary_text(c.type) for c in cols
     ):
         return None
-    n = source.num_rows
     dicts: list[pa.Array] = []
-    chunks: list[tuple[int, pa.Array]] = []  # (offset of its dictionary, indices), in order
+    chunks: list[tuple[int, int, pa.Array]] = []  # (column, offset of its dictionary, indices)
     base = 0
-    for col in cols:
+    for k, col in enumerate(cols):
         for chunk in col.chunks:
             d = chunk.dictionary.cast(pa.string())
             dicts.append(d)
-            chunks.append((base, chunk.indices))
+            chunks.append((k, base, chunk.indices))
             base += len(d)
     const_keys = [k for c in comp.columns for k in use.constant_use if k[0] == c]
     consts = [pa.array([k[1].text], pa.string()) for k in const_keys]
-    dict_codes, dictionary = _text_codes(pa.concat_arrays(dicts + consts), config)
-    out = np.empty(len(cols) * n + len(consts), np.int32)
-    at = 0
-    for off, idx in chunks:
+    entry_codes, dictionary = _text_codes(pa.concat_arrays(dicts + consts), config)
+    d = len(dictionary)
+    present = np.zeros(max(d, 1), np.bool_)
+    at = [0] * len(cols)
+    for k, off, idx in chunks:
         m = len(idx)
         if m == 0:
             continue
+        out = rows[k][at[k] : at[k] + m]
+        at[k] += m
         if idx.null_count == m:  # every row NULL (its dictionary may be empty)
-            out[at : at + m] = NULL
-            at += m
+            out[:] = NULL
             continue
-        i = np.asarray(idx.fill_null(0) if idx.null_count else idx)
-        np.take(dict_codes, i + off if off else i, out=out[at : at + m])
-        if idx.null_count:
-            out[at : at + m][np.asarray(idx.is_null())] = NULL
-        at += m
-    out[at:] = dict_codes[base:]
+        indices = np.asarray(idx.fill_null(0) if idx.null_count else idx)
+        if indices.dtype != np.int32:  # (Parquet's are int32; a categorical's narrower)
+            indices = indices.astype(np.int32)
+        valid = ~np.asarray(idx.is_null()) if idx.null_count else _NO_MASK
+        gather_codes(entry_codes, indices, valid, off, out, present)
+    const_codes = entry_codes[base:]
+    present[const_codes[const_codes >= 0]] = True
     # dense over the values present: codes of unused dictionary entries are dropped
-    d = len(dictionary)
-    present = np.zeros(d + 1, np.bool_)
-    present[out] = True  # NULL (-1) marks the extra last slot
-    present = present[:d]
-    if not present.all():
-        keep = np.flatnonzero(present)
+    if d and not present[:d].all():
+        keep = np.flatnonzero(present[:d])
         remap = np.full(d + 1, NULL, np.int32)
         remap[keep] = np.arange(keep.size, dtype=np.int32)
-        out = remap[out]  # NULL stays NULL (the last slot)
+        for row in rows:
+            row[:] = remap[row]  # NULL stays NULL (the last slot)
+        const_codes = remap[const_codes]
         dictionary = (
             HashedDictionary(dictionary.hashes[keep])
             if isinstance(dictionary, HashedDictionary)
             else dictionary.take(pa.array(keep))
         )
-    return out, dictionary, const_keys
+    return dictionary, const_keys, [int(c) for c in const_codes]
+
+
+#: "no NULLs" for :func:`facet.kernels.dictionary.gather_codes`
+_NO_MASK = np.empty(0, np.bool_)
 
 
 def _filled(idx: pa.Array) -> np.ndarray:
@@ -709,13 +720,11 @@ def encode(
 
     def one(comp: Component):
         """Type and encode one component (independent of the others)."""
-        coded = _dictionary_text_codes(comp, source, schema, use, config)
+        rows = [codes[index[col]] for col in comp.columns]
+        coded = _dictionary_text_codes(comp, source, schema, use, config, rows)
         if coded is not None:  # text that arrived dictionary-encoded: code the dictionaries
-            c_codes, dictionary, const_keys = coded
-            for i, col in enumerate(comp.columns):
-                codes[index[col]] = c_codes[i * n : (i + 1) * n]
-            base = len(comp.columns) * n
-            consts_of = {key: int(c_codes[base + j]) for j, key in enumerate(const_keys)}
+            dictionary, const_keys, const_codes = coded
+            consts_of = dict(zip(const_keys, const_codes, strict=True))
             return (
                 "text",
                 dictionary,

@@ -180,6 +180,22 @@ def encode_bytes(offsets, data, valid, tune):
     return codes, first, code_hash, _verify(offsets, data, codes, first, 0, n, arena, key_off)
 
 
+@njit(cache=True, nogil=True)
+def gather_codes(entry_codes, indices, valid, off, out, present):
+    """Codes of a dictionary-encoded column chunk: ``out[i] = entry_codes[off +
+    indices[i]]`` (-1 where ``valid`` is False; ``valid`` empty: no NULLs), and
+    ``present[c] = True`` for every code written -- one pass, no temporaries."""
+    check = valid.shape[0] > 0
+    for i in range(indices.shape[0]):
+        if check and not valid[i]:
+            out[i] = -1
+            continue
+        c = entry_codes[off + indices[i]]
+        out[i] = c
+        if c >= 0:
+            present[c] = True
+
+
 # ---------------------------------------------------------------- parallel path
 # The partitioned path split over threads (every kernel below is nogil): row
 # ranges hash and scatter, partition ranges deduplicate; codes come out equal to

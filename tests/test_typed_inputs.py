@@ -335,7 +335,9 @@ _DICT_PREDICATES = [
 @st.composite
 def _dictionary_column(draw, n: int, value_type: pa.DataType) -> pa.ChunkedArray:
     """``n`` rows in chunks, each with its own dictionary: entries repeated, unused or
-    NULL, indices NULL -- every shape an Arrow dictionary may take."""
+    NULL, indices NULL and of any width (a pandas categorical's are narrow) -- every
+    shape an Arrow dictionary may take."""
+    index_type = draw(st.sampled_from([pa.int8(), pa.int16(), pa.int32(), pa.int64()]))
     chunks = []
     left = n
     while left:
@@ -346,9 +348,9 @@ def _dictionary_column(draw, n: int, value_type: pa.DataType) -> pa.ChunkedArray
             st.lists(st.one_of(st.none(), st.integers(0, len(entries) - 1)), min_size=m, max_size=m)
         )
         chunks.append(
-            pa.DictionaryArray.from_arrays(pa.array(idx, pa.int32()), pa.array(entries, value_type))
+            pa.DictionaryArray.from_arrays(pa.array(idx, index_type), pa.array(entries, value_type))
         )
-    return pa.chunked_array(chunks, pa.dictionary(pa.int32(), value_type))
+    return pa.chunked_array(chunks, pa.dictionary(index_type, value_type))
 
 
 @settings(max_examples=examples(300, 40), deadline=None)

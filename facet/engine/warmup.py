@@ -157,11 +157,23 @@ def warmup(kernels: Iterable[str] | None = None) -> float:
         if not todo:
             return 0.0
         t = time.perf_counter()
+        _dispatch_scalars()
         inputs = _inputs()
         for name in todo:
             KERNELS[name](inputs)
             _loaded.add(name)
         return time.perf_counter() - t
+
+
+def _dispatch_scalars() -> None:
+    """numba types a call's arguments by class (a ``functools.singledispatch``):
+    the first value of a class costs about a millisecond (the class's MRO is
+    resolved), so the engine's numpy scalar classes are typed here, untimed -- a
+    kernel called with a ``numpy.bool`` flag would pay it in a DC's seconds."""
+    from numba import typeof
+
+    for cls in (np.bool_, np.int8, np.int32, np.int64, np.uint32, np.uint64, np.float64):
+        typeof(cls(0))
 
 
 def loaded() -> frozenset[str]:
@@ -214,11 +226,17 @@ def _inputs() -> SimpleNamespace:
 
 
 def _dictionary(t: SimpleNamespace) -> None:
-    from facet.kernels.dictionary import encode_bytes
+    from facet.kernels.dictionary import encode_bytes, gather_codes
 
     off = np.arange(17, dtype=np.int32)  # (a string column's offsets, as Arrow holds them)
     data = np.frombuffer(bytearray(b"abcdefghijklmnop"), np.uint8)
-    encode_bytes(off, data, np.ones(16, np.bool_), t.tune)
+    codes = encode_bytes(off, data, np.ones(16, np.bool_), t.tune)[0]
+    # dictionary-encoded text: Arrow's indices reach it read-only
+    indices = np.zeros(4, np.int32)
+    indices.flags.writeable = False
+    out = np.empty((2, 4), np.int32)[1]
+    for valid in (np.empty(0, np.bool_), np.ones(4, np.bool_)):
+        gather_codes(codes, indices, valid, 0, out, np.zeros(16, np.bool_))
 
 
 def _dictionary_parallel(t: SimpleNamespace) -> None:
