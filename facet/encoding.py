@@ -370,7 +370,7 @@ def _number_constant(d: Decimal, column_type: pa.DataType) -> pa.Array:
 
 
 def _codes(
-    values: pa.Array, ordered: bool, config: Config = DEFAULT
+    values: pa.Array, ordered: bool, config: Config = DEFAULT, out: np.ndarray | None = None
 ) -> tuple[np.ndarray, pa.Array]:
     """Dense int32 codes (-1 for NULL) and the value of each code (the dictionary).
 
@@ -378,13 +378,17 @@ def _codes(
     cheapest exact route -- a histogram over a small integer range
     (``Config.rank_histogram_span``), hashing plus sorting only the distinct
     values when they are few (``Config.rank_few_distinct``), else a full sort.
+
+    ``out``: an int32 array of ``len(values)`` (the code matrix's rows) the hashing
+    and histogram routes write the codes to; the codes come back in it or, from
+    another route, in an array of their own.
     """
     n = len(values)
     values = coding_values(values)
     if n == 0:
         return np.empty(0, np.int32), values
     if not ordered and (pa.types.is_string(values.type) or pa.types.is_binary(values.type)):
-        return _text_codes(values, config)
+        return _text_codes(values, config, out)
     valid = None if values.null_count == 0 else ~np.asarray(values.is_null())
     if pa.types.is_integer(values.type):
         v = (
@@ -405,10 +409,14 @@ def _codes(
             # a presence table over the range in one kernel (kernels/ranks.py): no GIL
             # held while other components encode (numpy's below holds it for small tables)
             ok = np.empty(0, np.bool_) if valid is None else valid
-            out, uniq = histogram_ranks(
-                v.astype(np.int64, copy=False), ok, np.int64(lo), hi - lo + 1
+            got, uniq = histogram_ranks(
+                v.astype(np.int64, copy=False),
+                ok,
+                np.int64(lo),
+                hi - lo + 1,
+                np.empty(n, np.int32) if out is None else out,
             )
-            return out, pa.array(uniq.astype(vv.dtype, copy=False), values.type)
+            return got, pa.array(uniq.astype(vv.dtype, copy=False), values.type)
         if small_range:
             base = vv.dtype.type(lo)  # in the column's dtype: uint64 beyond int64 too
             present = np.zeros(hi - lo + 1, np.int32)
@@ -461,7 +469,7 @@ class HashedDictionary:
 
 
 def _text_codes(
-    values: pa.Array, config: Config = DEFAULT
+    values: pa.Array, config: Config = DEFAULT, out: np.ndarray | None = None
 ) -> tuple[np.ndarray, pa.Array | HashedDictionary]:
     """Exact equality codes of a text column: partitioned hashing in numba
     (kernels/dictionary.py, on all of ``config``'s threads for a column of at
@@ -473,7 +481,7 @@ def _text_codes(
     tune = config.kernel_tuning()
     if threads > 1 and n >= config.parallel_text_rows:
         codes, _first, code_hash, exact = encode_bytes_parallel(
-            offsets, data, valid, _text_pool(threads), threads, tune
+            offsets, data, valid, _text_pool(threads), threads, tune, out
         )
     else:
         codes, _first, code_hash, exact = encode_bytes(offsets, data, valid, tune)
@@ -733,14 +741,21 @@ def encode(
                 {c: (None, "dictionary") for c in comp.columns},
             )
         kind, parts, const_keys, warns, typed = component_parts(comp, source, schema, use)
+        region = None
         if kind in _NUMERIC and len({p.type for p in parts}) > 1:
             c_codes, dictionary = rank_numbers(parts)  # mixed types: by exact value
             route = "mixed"
         else:
-            c_codes, dictionary = _codes(_joined(parts), comp.ordered, config)
+            # the component's rows of the code matrix, when they lie together and no
+            # constant's code follows them: the codes are written there, not copied
+            at = index[comp.columns[0]]
+            if not const_keys and all(index[c] == at + i for i, c in enumerate(comp.columns)):
+                region = codes[at : at + len(comp.columns)].reshape(-1)
+            c_codes, dictionary = _codes(_joined(parts), comp.ordered, config, region)
             route = "text" if isinstance(dictionary, HashedDictionary) else "ranks"
-        for i, col in enumerate(comp.columns):
-            codes[index[col]] = c_codes[i * n : (i + 1) * n]
+        if c_codes is not region:
+            for i, col in enumerate(comp.columns):
+                codes[index[col]] = c_codes[i * n : (i + 1) * n]
         base = len(comp.columns) * n
         return (
             kind,

@@ -336,13 +336,16 @@ def _remap(codes, lo, hi, local_map, base):
             codes[i] = local_map[base + c]
 
 
-def encode_bytes_parallel(offsets, data, valid, pool, threads: int, tune: np.ndarray):
+def encode_bytes_parallel(
+    offsets, data, valid, pool, threads: int, tune: np.ndarray, out: np.ndarray | None = None
+):
     """:func:`encode_bytes` on ``threads`` threads of ``pool``: the same codes.
 
     Few distinct values: a table per row range, merged in range order.  Else
     the partitioned path, row ranges hashing and scattering, partition ranges
     deduplicating (checking repeats as they go); the few-values path's rows are
-    then verified by row ranges against the arena."""
+    then verified by row ranges against the arena.  ``out``: the int32 array to
+    write the codes to (a new one by default)."""
     n = offsets.shape[0] - 1
     if threads < 2 or n < 4 * threads:
         return encode_bytes(offsets, data, valid, tune)
@@ -353,7 +356,7 @@ def encode_bytes_parallel(offsets, data, valid, pool, threads: int, tune: np.nda
     def each(fn, items):
         return list(pool.map(fn, items))
 
-    codes = np.empty(n, np.int32)
+    codes = np.empty(n, np.int32) if out is None else out
     local = each(lambda r: _few_values(offsets, data, valid, few, r[0], r[1], codes), ranges)
     ok = all(x[3] for x in local)
     if ok:

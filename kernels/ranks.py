@@ -82,10 +82,12 @@ def move_codes(src, remap, out, lo, hi):
 
 
 @njit(cache=True, nogil=True)
-def histogram_ranks(values, valid, lo, span):
+def histogram_ranks(values, valid, lo, span, out):
     """``(ranks, uniq)`` as :func:`dense_ranks` gives them, for values in the small range
     ``lo .. lo + span - 1``: a presence table over the range, its running count, one
-    lookup per row (O(n + span), no sort).  ``valid`` empty: every row is valid."""
+    lookup per row (O(n + span), no sort).  ``valid`` empty: every row is valid.
+    The ranks are written to ``out`` (int32, one per value; the encoder passes the
+    code matrix's rows) and returned."""
     n = values.size
     every = valid.size == 0
     rank = np.zeros(span, np.int32)
@@ -103,7 +105,6 @@ def histogram_ranks(values, valid, lo, span):
     for k in range(span):
         if rank[k] >= 0:
             uniq[rank[k]] = lo + k
-    out = np.empty(n, np.int32)
     for i in range(n):
         out[i] = rank[values[i] - lo] if every or valid[i] else -1
     return out, uniq

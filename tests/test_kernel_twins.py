@@ -477,7 +477,9 @@ def test_histogram_ranks_equal_sorting(raw, span, data):
     else:
         valid = np.ones(len(raw), np.bool_)
     passed = valid if not valid.all() or data.draw(st.booleans()) else np.empty(0, np.bool_)
-    got_ranks, got_uniq = histogram_ranks(values, passed, np.int64(lo), span)
+    out = np.empty(len(values), np.int32)
+    got_ranks, got_uniq = histogram_ranks(values, passed, np.int64(lo), span, out)
+    assert got_ranks is out or got_ranks.size == 0  # written in place
     want_ranks, want_uniq = _naive_ranks(values, valid)
     assert np.array_equal(got_ranks, want_ranks)
     assert np.array_equal(got_uniq, want_uniq)

@@ -254,7 +254,7 @@ def _ranks(t: SimpleNamespace) -> None:
     for values in (np.arange(4, dtype=np.int64), frozen):
         dense_ranks(values, np.ones(4, np.bool_), np.int64(0), 2)
         for valid in (np.empty(0, np.bool_), np.ones(4, np.bool_)):
-            histogram_ranks(values, valid, np.int64(0), 4)
+            histogram_ranks(values, valid, np.int64(0), 4, np.empty((2, 2), np.int32).reshape(-1))
 
 
 def _hashing(t: SimpleNamespace) -> None:
