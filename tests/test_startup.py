@@ -272,6 +272,56 @@ def test_typed_parquet_columns_load_no_kernel_after_the_warmup(tmp_path: Path):
     assert out == {}
 
 
+def test_a_detect_types_no_new_argument_class_after_the_warmup(tmp_path: Path):
+    """numba types a call's arguments through a ``functools.singledispatch`` whose
+    first value of a class costs ~1 ms (its MRO resolved); a numba module loading
+    registers a ``typeof`` and clears that cache.  The warm-up types the engine's
+    scalar classes after its kernels load, so a DC's seconds (from the end of the
+    encoding warm-up on) type no class anew: dictionary-encoded text (an FD, whose
+    fused count takes a ``numpy.bool`` flag), a cross-column key, integers."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    pq.write_table(
+        pa.table({
+            "zip": pa.array([f"z{i}" for i in rng.integers(0, 40, n)]),
+            "city": pa.array([f"c{i}" for i in rng.integers(0, 9, n)]),
+            "a": pa.array(rng.integers(0, 50, n)),
+            "b": pa.array(rng.integers(0, 50, n)),
+        }),
+        tmp_path / "t.parquet",
+        use_dictionary=["zip", "city"],
+    )  # fmt: skip
+    dcs = ["not(t.zip = t'.zip and t.city != t'.city)", "not(t.a = t'.b and t.b = t'.a)"]
+    out = run_python(f"""
+        import json
+        import facet
+        import facet.api as api
+        from numba.core.typing import typeof as T
+
+        cache = next(c.cell_contents for c in T.typeof_impl.dispatch.__closure__
+                     if type(c.cell_contents).__name__ == "WeakKeyDictionary")
+        seen = set()
+        warm = api._warm_encoding
+
+        def warmed(*a, **k):  # the DCs' clock starts after this
+            got = warm(*a, **k)
+            seen.update(cache.keys())
+            return got
+
+        api._warm_encoding = warmed
+        new = []
+        for dc in {dcs!r}:
+            seen.clear()
+            facet.detect({str(tmp_path / "t.parquet")!r}, dc)
+            new += [k.__name__ for k in cache.keys() if k not in seen]
+        print(json.dumps({{"new": new}}))
+    """)
+    assert out == {"new": []}
+
+
 def test_plan_kernels():
     """Kernels follow the algorithm names of a plan's stages and sink."""
 

@@ -157,11 +157,11 @@ def warmup(kernels: Iterable[str] | None = None) -> float:
         if not todo:
             return 0.0
         t = time.perf_counter()
-        _dispatch_scalars()
         inputs = _inputs()
         for name in todo:
             KERNELS[name](inputs)
             _loaded.add(name)
+        _dispatch_scalars()  # last: a numba module loaded above may clear numba's cache
         return time.perf_counter() - t
 
 
@@ -169,7 +169,9 @@ def _dispatch_scalars() -> None:
     """numba types a call's arguments by class (a ``functools.singledispatch``):
     the first value of a class costs about a millisecond (the class's MRO is
     resolved), so the engine's numpy scalar classes are typed here, untimed -- a
-    kernel called with a ``numpy.bool`` flag would pay it in a DC's seconds."""
+    kernel called with a ``numpy.bool`` flag would pay it in a DC's seconds.  Any
+    ``typeof`` registration (numba modules make them as they load) clears that
+    cache, so this runs after the kernels are loaded."""
     from numba import typeof
 
     for cls in (np.bool_, np.int8, np.int32, np.int64, np.uint32, np.uint64, np.float64):
