@@ -756,6 +756,12 @@ def write_report(jsonl: Path, date: str | None = None) -> tuple[Path, Path] | No
         "",
     ]
     letters = machine_letters(cells)
+    # counts compared across every system shown for a DC and size, whichever run
+    # measured each (a cell re-run alone was "unchecked" when it ran)
+    shown: dict[tuple[str, int], list[dict]] = {}
+    for r in cells:
+        shown.setdefault((r["dc"], r["rows"]), []).append(r)
+    agree = {key: check_counts(group) for key, group in shown.items()}
     rows_md = []
     for r in cells:
         f = facet_of.get((r["dc"], r["rows"]))
@@ -776,7 +782,7 @@ def write_report(jsonl: Path, date: str | None = None) -> tuple[Path, Path] | No
             _cell(r, timeout),
             common.fmt_seconds(r["wall"]) if r["status"] == "ok" else "-",
             f"{r['rss'] / 2**20:.0f}" if r.get("rss") else "-", count, ratio,
-            r["check"],
+            "MISMATCH" if r["check"] == "MISMATCH" else agree[(r["dc"], r["rows"])],
         ])  # fmt: skip
     lines.append(common.markdown_table(
         ["DC", "rows", "machine", "system", "median s", "wall s", "peak MiB", "count",

@@ -325,3 +325,31 @@ def test_ratios_across_machines_are_marked_and_meet_no_target(tmp_path, monkeypa
     assert "100.0x (machines differ)" in text
     assert "not compared (facet on B, DuckDB on A)" in text
     assert "Every DC meets its target: **NO**" in text
+
+
+def test_the_report_compares_counts_across_cells_run_apart(tmp_path, monkeypatch):
+    """facet and DuckDB measured by separate invocations (each cell "unchecked" when
+    it ran, one system in its run): the report compares the counts it shows, and a
+    disagreement between them is a MISMATCH there."""
+    script = {("facet", 10): ("ok", 0.01, 1.0), ("duckdb", 10): ("ok", 1.0, 2.0)}
+    ctx = _ctx(tmp_path, ["facet"])
+    _fake_runs(monkeypatch, script)
+    monkeypatch.setitem(suite.BY_ID, "phi", suite.BY_ID["phi7"])
+    suite.run_cell(ctx, "w", "phi", 10, Path("10.parquet"), ["dc"], None, {}, [])
+    ctx.args.engines = ["duckdb"]
+    suite.run_cell(ctx, "w", "phi", 10, Path("10.parquet"), ["dc"], None, {}, [])
+    recs = [json.loads(line) for line in ctx.args.jsonl.read_text().splitlines()]
+    assert {r["check"] for r in recs} == {"unchecked"}
+    monkeypatch.setattr(suite, "RESULTS", tmp_path)
+    monkeypatch.setattr(suite, "still_measures", lambda code, system: code == ctx.code)
+    md, _ = suite.write_report(ctx.args.jsonl, "test")
+    rows = [line for line in md.read_text().splitlines() if "| 10 | A |" in line]
+    assert len(rows) == 2 and all(line.endswith("| equal |") for line in rows)
+    # the same cells with DuckDB counting otherwise
+    for r in recs:
+        if r["system"] == "duckdb":
+            r["violations"] = [8]
+    ctx.args.jsonl.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    md, _ = suite.write_report(ctx.args.jsonl, "test")
+    rows = [line for line in md.read_text().splitlines() if "| 10 | A |" in line]
+    assert len(rows) == 2 and all(line.endswith("| MISMATCH |") for line in rows)
