@@ -30,7 +30,7 @@ from facet.errors import DCSyntaxError, FacetInputError
 from facet.language.ast import DC, NEGATE, Col, Const, Predicate
 from facet.language.where import And, Compare, IsNull, Not, Or, parse_where
 from facet.planner.config import Config
-from tests.naive import naive_cells, naive_pairs
+from tests.naive import _is_nan, naive_cells, naive_pairs
 from tests.sql_oracle import duckdb_pairs
 from tests.strategies import comparable, dcs, tables
 from tests.test_row_outputs import components_from, suspects_from, tuples_from
@@ -189,7 +189,8 @@ def test_semi_join_keeps_exactly_the_rows_each_predicate_pairs_with_an_anchor(da
 
     def skipped(p) -> bool:
         theirs = table.column(p.b if side == 0 else p.a).to_pylist()
-        return p.op == "!=" and len({theirs[a] for a in anchors} - {None}) >= 2
+        values = {theirs[a] for a in anchors if theirs[a] is not None and not _is_nan(theirs[a])}
+        return p.op == "!=" and len(values) >= 2  # (NaN is NULL: two NaNs are no two values)
 
     want = [
         r for r in rows
@@ -381,3 +382,20 @@ def test_groups_pairs_equal_pairs_concatenated():
     assert np.array_equal(got.buf, want.buf) and np.array_equal(got.desc, want.desc)
     assert not got.disjoint
     assert Groups.pairs(sides[:1]).disjoint and len(Groups.pairs([])) == 0
+
+
+def test_semi_join_reads_nan_anchors_as_null():
+    """Anchors whose column is all NaN hold no value (NaN is NULL): a non-equality
+    against them is not skipped as if they held two, and keeps no row."""
+    from facet.encoding import encode
+    from facet.engine.filters import semi_join
+    from facet.language.normalize import normalize
+    from facet.loading import load
+
+    table = pa.table({"c2": pa.array([float("nan")] * 11)})
+    (dc,) = facet.language.parse_dc("not(t.c2 != t'.c2)")
+    enc = encode(load(table), analyze([dc]))
+    got = semi_join(enc, normalize(dc).preds, np.array([0], np.int32), 0,
+                    np.array([0, 3], np.int32))  # fmt: skip
+    assert got.tolist() == []
+    assert not _is_nan(None) and _is_nan(float("nan"))

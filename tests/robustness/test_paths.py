@@ -90,7 +90,9 @@ DATA = [
         Fifo(),
         ("'t.csv'", "not a regular file"),
         "file",
-        timeout=3.0,
+        # a read would block forever; 10 s leaves a loaded CI machine room to start
+        # Python and import facet (3 s did not, once)
+        timeout=10.0,
         api_in_child=True,
     ),
     unreadable(
