@@ -37,7 +37,13 @@ from facet.column_types import (
 )
 from facet.errors import DataError, FacetInputError
 from facet.kernels.dictionary import encode_bytes, encode_bytes_parallel, gather_codes
-from facet.kernels.ranks import dense_ranks, histogram_ranks
+from facet.kernels.ranks import (
+    dense_ranks,
+    histogram_ranks,
+    lookup_range,
+    mark_range,
+    rank_marks,
+)
 from facet.language.ast import Const
 from facet.loading import Source
 from facet.numeric_ranks import decimals_as_unscaled, rank_numbers
@@ -457,6 +463,50 @@ def _codes(
     return r.astype(np.int32), srt
 
 
+def _integer_parts_codes(
+    parts: list[pa.Array], config: Config, out: np.ndarray | None
+) -> tuple[np.ndarray, pa.Array] | None:
+    """Codes of a component's integer parts (its columns, then its constants) ranked
+    together by :func:`_codes`'s histogram route -- one presence table over their
+    joint range, filled and read part by part (``kernels/ranks.py``), so the parts
+    are never concatenated (a copy of every column: 16 MB for two 1M-row int64
+    columns).  ``out``: as :func:`_codes`.  ``None`` where that route does not apply
+    (other types, a wide range, few rows, every value NULL)."""
+    typ = parts[0].type
+    if not pa.types.is_integer(typ) or any(p.type != typ for p in parts):
+        return None
+    total = sum(len(p) for p in parts)
+    if total < config.radix_rank_rows:
+        return None
+    arrays: list[tuple[np.ndarray, np.ndarray]] = []
+    lo = hi = None
+    for p in parts:
+        if p.null_count == 0:
+            v, ok = p.to_numpy(zero_copy_only=False), _NO_MASK
+        else:
+            v = np.asarray(pc.fill_null(p, pa.scalar(0, typ)))
+            ok = ~np.asarray(p.is_null())
+        if v.dtype.kind != "i" and v.dtype.itemsize >= 8:
+            return None  # uint64: beyond the int64 the kernels take
+        vv = v if ok is _NO_MASK else v[ok]
+        if vv.size:
+            lo = int(vv.min()) if lo is None else min(lo, int(vv.min()))
+            hi = int(vv.max()) if hi is None else max(hi, int(vv.max()))
+        arrays.append((v.astype(np.int64, copy=False), ok))
+    if lo is None or hi is None or hi - lo > config.rank_histogram_span * total + 64:
+        return None
+    out = np.empty(total, np.int32) if out is None else out
+    rank = np.zeros(hi - lo + 1, np.int32)
+    for v, ok in arrays:
+        mark_range(v, ok, np.int64(lo), rank)
+    uniq = rank_marks(rank, np.int64(lo))
+    at = 0
+    for v, ok in arrays:
+        lookup_range(v, ok, np.int64(lo), rank, out[at : at + v.size])
+        at += v.size
+    return out, pa.array(uniq.astype(typ.to_pandas_dtype(), copy=False), typ)
+
+
 class HashedDictionary:
     """The distinct values of an equality text column, known by their hashes
     only (materializing them would cost a random gather per value)."""
@@ -751,7 +801,10 @@ def encode(
             at = index[comp.columns[0]]
             if not const_keys and all(index[c] == at + i for i, c in enumerate(comp.columns)):
                 region = codes[at : at + len(comp.columns)].reshape(-1)
-            c_codes, dictionary = _codes(_joined(parts), comp.ordered, config, region)
+            got = _integer_parts_codes(parts, config, region) if len(parts) > 1 else None
+            if got is None:
+                got = _codes(_joined(parts), comp.ordered, config, region)
+            c_codes, dictionary = got
             route = "text" if isinstance(dictionary, HashedDictionary) else "ranks"
         if c_codes is not region:
             for i, col in enumerate(comp.columns):

@@ -88,23 +88,45 @@ def histogram_ranks(values, valid, lo, span, out):
     lookup per row (O(n + span), no sort).  ``valid`` empty: every row is valid.
     The ranks are written to ``out`` (int32, one per value; the encoder passes the
     code matrix's rows) and returned."""
-    n = values.size
-    every = valid.size == 0
     rank = np.zeros(span, np.int32)
-    for i in range(n):
+    mark_range(values, valid, lo, rank)
+    uniq = rank_marks(rank, lo)
+    lookup_range(values, valid, lo, rank, out)
+    return out, uniq
+
+
+@njit(cache=True, nogil=True)
+def mark_range(values, valid, lo, rank):
+    """``rank[v - lo] = 1`` for each valid value ``v`` (``valid`` empty: every one):
+    :func:`histogram_ranks`'s presence table, filled part by part when a component's
+    columns are ranked together without being concatenated."""
+    every = valid.size == 0
+    for i in range(values.size):
         if every or valid[i]:
             rank[values[i] - lo] = 1
+
+
+@njit(cache=True, nogil=True)
+def rank_marks(rank, lo):
+    """The presence table turned into ranks in place (-1 where absent); returns the
+    values present, ascending."""
     d = 0
-    for k in range(span):
+    for k in range(rank.size):
         if rank[k]:
             rank[k] = d
             d += 1
         else:
             rank[k] = -1
     uniq = np.empty(d, np.int64)
-    for k in range(span):
+    for k in range(rank.size):
         if rank[k] >= 0:
             uniq[rank[k]] = lo + k
-    for i in range(n):
+    return uniq
+
+
+@njit(cache=True, nogil=True)
+def lookup_range(values, valid, lo, rank, out):
+    """``out[i]``: the rank of ``values[i]`` (-1 where not valid)."""
+    every = valid.size == 0
+    for i in range(values.size):
         out[i] = rank[values[i] - lo] if every or valid[i] else -1
-    return out, uniq

@@ -248,15 +248,27 @@ def _dictionary_parallel(t: SimpleNamespace) -> None:
 
 
 def _ranks(t: SimpleNamespace) -> None:
-    from facet.kernels.ranks import dense_ranks, histogram_ranks
+    from facet.kernels.ranks import (
+        dense_ranks,
+        histogram_ranks,
+        lookup_range,
+        mark_range,
+        rank_marks,
+    )
 
     # values straight from Arrow are read-only arrays (another numba signature)
     frozen = np.arange(4, dtype=np.int64)
     frozen.flags.writeable = False
+    rank = np.zeros(4, np.int32)
     for values in (np.arange(4, dtype=np.int64), frozen):
         dense_ranks(values, np.ones(4, np.bool_), np.int64(0), 2)
         for valid in (np.empty(0, np.bool_), np.ones(4, np.bool_)):
-            histogram_ranks(values, valid, np.int64(0), 4, np.empty((2, 2), np.int32).reshape(-1))
+            out = np.empty((2, 2), np.int32).reshape(-1)
+            histogram_ranks(values, valid, np.int64(0), 4, out)
+            # a component's integer columns ranked part by part (facet/encoding.py)
+            mark_range(values, valid, np.int64(0), rank)
+            lookup_range(values, valid, np.int64(0), rank, out[:4])
+    rank_marks(rank, np.int64(0))
 
 
 def _hashing(t: SimpleNamespace) -> None:
