@@ -166,7 +166,9 @@ def partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne):
     semi-join on every cross-column equality (and on a cross-column equality
     sink) in turn -- a row whose code the other side's remaining rows never
     hold, or a NULL, is in no pair.  Same-column equalities over one tid set
-    keep every row, so they are not looked at."""
+    keep every row, so they are not looked at.  The sides come back as sets: a
+    side of every row (``codes.shape[1]`` distinct tids) is read in row order,
+    and what is kept of it is ascending."""
     k = ea.shape[0]
     for j in range(k + 1):
         if j < k:
@@ -192,8 +194,15 @@ def partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne):
 
 @njit(cache=True, nogil=True)
 def _marks(tids, col, d):
-    """Which of ``d`` codes ``col`` holds at ``tids``."""
+    """Which of ``d`` codes ``col`` holds at ``tids`` (``tids`` every row of
+    ``col``, as distinct tids: read in row order, without them)."""
     on = np.zeros(max(d, 1), np.bool_)
+    if tids.shape[0] == col.shape[0]:
+        for i in range(col.shape[0]):
+            c = col[i]
+            if c >= 0:
+                on[c] = True
+        return on
     for i in range(tids.shape[0]):
         c = col[tids[i]]
         if c >= 0:
@@ -203,14 +212,22 @@ def _marks(tids, col, d):
 
 @njit(cache=True, nogil=True)
 def _present(tids, col, on):
-    """The ``tids`` whose code in ``col`` is marked ``on``."""
-    out = np.empty_like(tids)
+    """The ``tids`` whose code in ``col`` is marked ``on`` (``tids`` every row of
+    ``col``: read in row order, and kept ascending).  Branch-free: a few rows may
+    pass, at random."""
+    out = np.empty_like(tids)  # (pages past the rows kept are never touched)
     m = 0
+    if tids.shape[0] == col.shape[0]:
+        for i in range(col.shape[0]):
+            c = col[i]
+            out[m] = i
+            m += (c >= 0) & on[max(c, 0)]
+        return out[:m]
     for i in range(tids.shape[0]):
         t = tids[i]
         c = col[t]
         out[m] = t
-        m += c >= 0 and on[c]
+        m += (c >= 0) & on[max(c, 0)]
     return out[:m]
 
 

@@ -69,6 +69,12 @@ def _bias_table(p: int) -> tuple[np.ndarray, np.ndarray]:
     return raw, bias
 
 
+def load_bias_table(p: int) -> None:
+    """Parse precision ``p``'s bias table now (a process's first estimate pays
+    ~2 ms for the module and its text otherwise)."""
+    _bias_table(p)
+
+
 def hll_cardinality(registers: np.ndarray, p: int) -> float:
     """The HyperLogLog++ estimate of ``2**p`` registers (Heule et al. 2013, as
     datasketch's ``HyperLogLogPlusPlus.count()`` computes it, step for step, so the

@@ -650,6 +650,30 @@ def test_cross_column_rows_without_partners_drop_and_counts_stay(data):
     assert total == want_l.sum()
 
 
+def test_partnered_reads_a_side_of_every_row_in_row_order():
+    """A side holding every row (the initial pairs) is read without its tids, in
+    row order: what is kept is the twin's rows, ascending, whatever order the
+    side came in; a side of fewer rows keeps its own order."""
+    rng = np.random.default_rng(11)
+    n = 500
+    codes = rng.integers(-1, 30, (2, n)).astype(np.int32)
+    codes[0, codes[0] >= 20] -= 15  # column 0 lacks codes 20..29 that column 1 holds
+    ea, eb = np.array([0], np.int64), np.array([1], np.int64)
+    doms = np.array([30], np.int64)
+    every = rng.permutation(n).astype(np.int64)
+    for lt, rt in ((every, every), (np.arange(n, dtype=np.int64), every[: n // 2])):
+        kept_l, kept_r = partnered(lt, rt, codes, ea, eb, doms, 1, 0, 30, False)
+        twin_l, twin_r = _naive_partnered(lt, rt, codes, ea, eb, 1, 0, False)
+        assert set(kept_l.tolist()) == twin_l and set(kept_r.tolist()) == twin_r
+        for side, kept in ((lt, kept_l), (rt, kept_r)):
+            if side.size == n:
+                assert kept.tolist() == sorted(kept.tolist())
+            else:
+                order = {t: i for i, t in enumerate(side.tolist())}
+                assert [order[t] for t in kept.tolist()] == sorted(order[t] for t in kept.tolist())
+        assert 0 < kept_r.size < rt.size  # the side was cut
+
+
 def test_present_codes_are_the_codes_a_column_holds():
     """Statistics' presence pass (``present_codes``) against numpy."""
     rng = np.random.default_rng(7)
