@@ -43,6 +43,7 @@ from facet.kernels.ranks import (
     lookup_range,
     mark_range,
     rank_marks,
+    value_range,
 )
 from facet.language.ast import Const
 from facet.loading import Source
@@ -402,28 +403,28 @@ def _codes(
             if valid is None
             else np.asarray(pc.fill_null(values, pa.scalar(0, values.type)))
         )
-        vv = v if valid is None else v[valid]
-        if vv.size == 0:
+        # the kernels take int64: every integer type but uint64 converts exactly
+        kernels = n >= config.radix_rank_rows and (v.dtype.kind == "i" or v.dtype.itemsize < 8)
+        w = v.astype(np.int64, copy=False) if kernels else v
+        ok = np.empty(0, np.bool_) if valid is None else valid
+        if kernels:  # the range in one pass (numpy: two, over a masked copy)
+            lo, hi, m = (int(x) for x in value_range(w, ok))
+        else:
+            vv = v if valid is None else v[valid]
+            m = vv.size
+            lo, hi = (int(vv.min()), int(vv.max())) if m else (0, -1)
+        if m == 0:
             return np.full(n, NULL, np.int32), values.drop_null()
-        lo, hi = int(vv.min()), int(vv.max())
         small_range = hi - lo <= config.rank_histogram_span * n + 64
-        if (
-            small_range
-            and n >= config.radix_rank_rows
-            and (v.dtype.kind == "i" or v.dtype.itemsize < 8)
-        ):
+        if small_range and kernels:
             # a presence table over the range in one kernel (kernels/ranks.py): no GIL
             # held while other components encode (numpy's below holds it for small tables)
-            ok = np.empty(0, np.bool_) if valid is None else valid
             got, uniq = histogram_ranks(
-                v.astype(np.int64, copy=False),
-                ok,
-                np.int64(lo),
-                hi - lo + 1,
-                np.empty(n, np.int32) if out is None else out,
+                w, ok, np.int64(lo), hi - lo + 1, np.empty(n, np.int32) if out is None else out
             )
-            return got, pa.array(uniq.astype(vv.dtype, copy=False), values.type)
+            return got, pa.array(uniq.astype(v.dtype, copy=False), values.type)
         if small_range:
+            vv = v if valid is None else v[valid]
             base = vv.dtype.type(lo)  # in the column's dtype: uint64 beyond int64 too
             present = np.zeros(hi - lo + 1, np.int32)
             present[vv - base] = 1
@@ -433,12 +434,11 @@ def _codes(
                 out[valid] = rank[vv - base]
             dictionary = pa.array(np.flatnonzero(present).astype(vv.dtype) + base, values.type)
             return out, dictionary
-        if n >= config.radix_rank_rows and lo >= -(2**63) and hi < 2**63 and hi - lo < 2**63:
+        if kernels and hi - lo < 2**63:
             # wide range: LSD radix sort of value - lo (kernels/ranks.py), O(n) per digit
-            w = v.astype(np.int64, copy=False)
-            ok = np.ones(n, np.bool_) if valid is None else valid
-            out, uniq = dense_ranks(w, ok, np.int64(lo), max(1, (hi - lo).bit_length()))
-            return out, pa.array(uniq.astype(vv.dtype, copy=False), values.type)
+            full = np.ones(n, np.bool_) if valid is None else valid
+            out, uniq = dense_ranks(w, full, np.int64(lo), max(1, (hi - lo).bit_length()))
+            return out, pa.array(uniq.astype(v.dtype, copy=False), values.type)
     uniq = pc.unique(values.drop_null())
     d = len(uniq)
     srt = pc.take(uniq, pc.sort_indices(uniq))
@@ -488,11 +488,12 @@ def _integer_parts_codes(
             ok = ~np.asarray(p.is_null())
         if v.dtype.kind != "i" and v.dtype.itemsize >= 8:
             return None  # uint64: beyond the int64 the kernels take
-        vv = v if ok is _NO_MASK else v[ok]
-        if vv.size:
-            lo = int(vv.min()) if lo is None else min(lo, int(vv.min()))
-            hi = int(vv.max()) if hi is None else max(hi, int(vv.max()))
-        arrays.append((v.astype(np.int64, copy=False), ok))
+        w = v.astype(np.int64, copy=False)
+        plo, phi, m = (int(x) for x in value_range(w, ok))
+        if m:
+            lo = plo if lo is None else min(lo, plo)
+            hi = phi if hi is None else max(hi, phi)
+        arrays.append((w, ok))
     if lo is None or hi is None or hi - lo > config.rank_histogram_span * total + 64:
         return None
     out = np.empty(total, np.int32) if out is None else out

@@ -82,6 +82,36 @@ def move_codes(src, remap, out, lo, hi):
 
 
 @njit(cache=True, nogil=True)
+def value_range(values, valid):
+    """``(lo, hi, m)``: the least and greatest valid value and how many are valid
+    (``valid`` empty: every one), in one pass -- numpy's ``min`` and ``max`` are
+    two, over a masked copy where there are NULLs.  ``(0, -1, 0)`` when none is."""
+    n = values.size
+    if valid.size == 0:
+        if n == 0:
+            return np.int64(0), np.int64(-1), 0
+        lo = values[0]
+        hi = values[0]
+        for i in range(1, n):
+            x = values[i]
+            lo = min(lo, x)
+            hi = max(hi, x)
+        return np.int64(lo), np.int64(hi), n
+    lo = np.iinfo(np.int64).max
+    hi = np.iinfo(np.int64).min
+    m = 0
+    for i in range(n):
+        ok = valid[i]
+        x = np.int64(values[i])
+        lo = min(lo, x) if ok else lo
+        hi = max(hi, x) if ok else hi
+        m += ok
+    if m == 0:
+        return np.int64(0), np.int64(-1), 0
+    return lo, hi, m
+
+
+@njit(cache=True, nogil=True)
 def histogram_ranks(values, valid, lo, span, out):
     """``(ranks, uniq)`` as :func:`dense_ranks` gives them, for values in the small range
     ``lo .. lo + span - 1``: a presence table over the range, its running count, one

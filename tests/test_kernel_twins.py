@@ -485,6 +485,24 @@ def test_histogram_ranks_equal_sorting(raw, span, data):
     assert np.array_equal(got_uniq, want_uniq)
 
 
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=SLOW)
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=40), st.data())
+def test_value_range_is_numpy_min_and_max_of_the_valid_values(raw, data):
+    """The encoder's one-pass range (``value_range``) against numpy over the valid
+    values: every row valid when ``valid`` is empty, ``(0, -1, 0)`` when none is,
+    the int64 extremes included."""
+    from facet.kernels.ranks import value_range
+
+    values = np.array(raw, np.int64)
+    valid = np.array(data.draw(st.lists(st.booleans(), min_size=len(raw), max_size=len(raw))),
+                     np.bool_)  # fmt: skip
+    for passed, keep in ((valid, valid), (np.empty(0, np.bool_), np.ones(len(raw), np.bool_))):
+        lo, hi, m = value_range(values, passed)
+        kept = values[keep]
+        want = (int(kept.min()), int(kept.max()), kept.size) if kept.size else (0, -1, 0)
+        assert (int(lo), int(hi), int(m)) == want
+
+
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=SLOW)
 @given(st.sampled_from([1, 2, 3, 2047, 2048, 2049, 1 << 20, 2**31 - 1]), st.data())
 def test_union_ranks_are_dense_ranks_over_both_sides(dom, data):

@@ -254,6 +254,7 @@ def _ranks(t: SimpleNamespace) -> None:
         lookup_range,
         mark_range,
         rank_marks,
+        value_range,
     )
 
     # values straight from Arrow are read-only arrays (another numba signature)
@@ -266,6 +267,7 @@ def _ranks(t: SimpleNamespace) -> None:
             out = np.empty((2, 2), np.int32).reshape(-1)
             histogram_ranks(values, valid, np.int64(0), 4, out)
             # a component's integer columns ranked part by part (facet/encoding.py)
+            value_range(values, valid)
             mark_range(values, valid, np.int64(0), rank)
             lookup_range(values, valid, np.int64(0), rank, out[:4])
     rank_marks(rank, np.int64(0))
