@@ -385,28 +385,31 @@ def _nested_order(L, ml, R, mr, codes, pa, pb, po, sign, deg_l, deg_r, qa, qb, c
         neg = po[i] >= 4  # > and >=
         strict = 1 if po[i] == 2 or po[i] == 4 else 0  # < and >
         for a in range(ml):
-            v = np.int64(codes[pa[i], L[a]])
+            v = codes[pa[i], L[a]]
             qa[i, a] = (-v if neg else v) + strict
         for b in range(mr):
-            v = np.int64(codes[pb[i], R[b]])
+            v = codes[pb[i], R[b]]
             qb[i, b] = -v if neg else v
     for b in range(mr):
         cr[b] = 0
+    y1 = qb[0]
+    y2 = qb[min(1, k - 1)]
     for a in range(ml):
         t = L[a]
-        c = 0
+        c = np.int32(0)
         x1 = qa[0, a]
+        # branch-free (about half the comparisons hold, at random): vectorizes
         if k == 1:
             for b in range(mr):
-                if x1 <= qb[0, b] and R[b] != t:
-                    c += 1
-                    cr[b] += 1
+                ok = np.int32((x1 <= y1[b]) & (R[b] != t))
+                c += ok
+                cr[b] += ok
         else:
             x2 = qa[1, a]
             for b in range(mr):
-                if x1 <= qb[0, b] and x2 <= qb[1, b] and R[b] != t:
-                    c += 1
-                    cr[b] += 1
+                ok = np.int32((x1 <= y1[b]) & (x2 <= y2[b]) & (R[b] != t))
+                c += ok
+                cr[b] += ok
         if c:
             deg_l[t] += sign * c
     for b in range(mr):
@@ -486,9 +489,10 @@ def count_groups(
         max_r = max(max_r, side_size(desc, g, 4))
     L = np.empty(max_l, np.int32)
     R = np.empty(max_r, np.int32)
-    xs = np.empty((k, max_l if ordered else 0), np.int64)
-    ys = np.empty((k, max_r if ordered else 0), np.int64)
-    cnt_r = np.empty(max_r if ordered else 0, np.int64)
+    # int32 (codes are below 2^31 - 1, so +-code + 1 fits): twice the lanes a vector
+    xs = np.empty((k, max_l if ordered else 0), np.int32)
+    ys = np.empty((k, max_r if ordered else 0), np.int32)
+    cnt_r = np.empty(max_r if ordered else 0, np.int32)
     for g in range(desc.shape[0]):
         ml = gather(buf, desc, g, 0, codes, nl, L)
         if ml == 0:
