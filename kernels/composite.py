@@ -80,8 +80,8 @@ def _level(ids_l, ids_r, cl, cr, nid, dom):
 
 @njit(cache=True, nogil=True)
 def _sort_by_id(ids, tids, codes, row, nid):
-    """Offsets (``nid + 1``), then the tids and their codes in ``row``, of the
-    rows with an id, sorted by id (a counting sort)."""
+    """Offsets (``nid + 1``), then the positions in ``tids`` and their codes in
+    ``row``, of the rows with an id, sorted by id (a counting sort)."""
     start = np.zeros(nid + 1, np.int64)
     for i in range(ids.shape[0]):
         if ids[i] >= 0:
@@ -95,9 +95,8 @@ def _sort_by_id(ids, tids, codes, row, nid):
         v = ids[i]
         if v >= 0:
             p = fill[v]
-            t = tids[i]
-            out_t[p] = t
-            out_c[p] = codes[row, t]
+            out_t[p] = i
+            out_c[p] = codes[row, tids[i]]
             fill[v] = p + 1
     return start, out_t, out_c
 
@@ -235,8 +234,10 @@ def _present(tids, col, on):
 def count_composite(
     lt, rt, codes, ea, eb, doms, ra, rb, dom, ne, deg_l, deg_r, direct_codes, shared
 ):
-    """Add to ``deg_l[t]`` / ``deg_r[t']`` the pairs ``(t, t')``, ``t`` in ``lt``,
-    ``t'`` in ``rt``, ``t != t'``, with ``codes[ea[j], t] = codes[eb[j], t']`` for
+    """Add to ``deg_l[i]`` / ``deg_r[j]`` the pairs ``(t, t')``, ``t = lt[i]``,
+    ``t' = rt[j]``, ``t != t'`` (degrees by position in the sides, not by tid:
+    the sides are often a small part of the table, whose every row's degree
+    would be fresh pages to touch), with ``codes[ea[j], t] = codes[eb[j], t']`` for
     every ``j`` (``doms[j]``: their code domain) and ``codes[ra, t] op
     codes[rb, t']`` (``op``: ``!=`` if ``ne`` else ``=``; ``dom``: its domain);
     NULL (-1) satisfies nothing.  A run's final codes are tallied in a
@@ -244,7 +245,8 @@ def count_composite(
     or when the run is about as big as the domain, else in a table sized to the
     run.  ``shared``: ``lt`` is ``rt``, ``ea`` is ``eb`` and ``ra == rb`` (a reflexive
     pair under same-column predicates): one side is sorted and tallied, and its
-    degrees are both sides'.  Returns the violations added."""
+    degrees are both sides' (``deg_r`` by position in ``lt``).  Returns the
+    violations added."""
     nl = lt.shape[0]
     nr = rt.shape[0]
     k = ea.shape[0]
@@ -314,30 +316,59 @@ def count_composite(
             hkey, hmark, hcnt,
         )  # fmt: skip
     # (t, t) is no pair: take it off where t is on both sides and satisfies everything
-    n = deg_l.shape[0]
-    on_right = np.zeros(0 if shared else n, np.bool_)
-    for i in range(0 if shared else nr):
-        on_right[rt[i]] = True
-    for i in range(nl):
-        t = lt[i]
-        if not shared and not on_right[t]:
-            continue
-        ok = True
-        for j in range(k):
-            a = codes[ea[j], t]
-            if a < 0 or a != codes[eb[j], t]:
-                ok = False
-                break
-        if not ok:
-            continue
-        a = codes[ra, t]
-        b = codes[rb, t]
-        if a < 0 or b < 0 or (a != b) != ne:
-            continue
-        deg_l[t] -= 1
-        deg_r[t] -= 1
-        total -= 1
-    return total
+    return total - _take_self_pairs(lt, rt, codes, ea, eb, ra, rb, ne, deg_l, deg_r, shared)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _self_pair(t, codes, ea, eb, ra, rb, ne):
+    """Whether ``(t, t)`` satisfies the equalities and the final predicate."""
+    for j in range(ea.shape[0]):
+        a = codes[ea[j], t]
+        if a < 0 or a != codes[eb[j], t]:
+            return False
+    a = codes[ra, t]
+    b = codes[rb, t]
+    return a >= 0 and b >= 0 and (a != b) == ne
+
+
+@njit(cache=True, nogil=True)
+def _take_self_pairs(lt, rt, codes, ea, eb, ra, rb, ne, deg_l, deg_r, shared):
+    """Take ``(t, t)`` off the positional degrees for each ``t`` on both sides
+    that satisfies every predicate (``shared``: ``lt`` is ``rt``); returns how
+    many.  The rows of ``lt`` that pair with themselves (under a cross-column
+    equality, few) are found first, sorted, and each row of ``rt`` is looked up
+    among them -- no table over the tids."""
+    m = 0
+    for i in range(lt.shape[0]):
+        m += _self_pair(lt[i], codes, ea, eb, ra, rb, ne)
+    if m == 0:
+        return 0
+    if shared:
+        for i in range(lt.shape[0]):
+            if _self_pair(lt[i], codes, ea, eb, ra, rb, ne):
+                deg_l[i] -= 1
+                deg_r[i] -= 1
+        return m
+    cand = np.empty(m, np.int64)
+    pos = np.empty(m, np.int64)
+    m = 0
+    for i in range(lt.shape[0]):
+        if _self_pair(lt[i], codes, ea, eb, ra, rb, ne):
+            cand[m] = lt[i]
+            pos[m] = i
+            m += 1
+    order = np.argsort(cand)
+    cand = cand[order]
+    pos = pos[order]
+    taken = 0
+    for j in range(rt.shape[0]):
+        t = rt[j]
+        k = np.searchsorted(cand, t)
+        if k < m and cand[k] == t:
+            deg_l[pos[k]] -= 1
+            deg_r[j] -= 1
+            taken += 1
+    return taken
 
 
 @njit(cache=True, nogil=True)

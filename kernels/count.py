@@ -743,3 +743,35 @@ def degree_totals(deg_l, deg_r):
         total += a
         rows += (a > 0) | (deg_r[t] > 0)
     return total, rows
+
+
+@njit(cache=True, nogil=True)
+def sparse_degree_totals(n, lt, deg_l, rt, deg_r):
+    """:func:`degree_totals` of degrees given by tid (``deg_l[i]`` is row
+    ``lt[i]``'s share, never negative; a row may hold several shares a side):
+    the rows involved marked in a bitmap of ``n`` bits, not arrays of ``n``
+    degrees."""
+    bits = np.zeros((n >> 3) + 1, np.uint8)
+    total = 0
+    rows = 0
+    for side in range(2):
+        tids = lt if side == 0 else rt
+        deg = deg_l if side == 0 else deg_r
+        for i in range(tids.shape[0]):
+            if side == 0:
+                total += deg[i]
+            if deg[i] > 0:
+                t = tids[i]
+                b = np.uint8(1 << (t & 7))
+                if not bits[t >> 3] & b:
+                    bits[t >> 3] |= b
+                    rows += 1
+    return total, rows
+
+
+@njit(cache=True, nogil=True)
+def scatter_degrees(out, tids, deg):
+    """``out[tids[i]] += deg[i]``: degrees by position spread over the table (a
+    row may be in several tid sets)."""
+    for i in range(tids.shape[0]):
+        out[tids[i]] += deg[i]

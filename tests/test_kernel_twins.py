@@ -16,9 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from facet.engine.counting import Degrees
 from facet.kernels import dictionary
 from facet.kernels.common import OP_CODES, compare_arrays
 from facet.kernels.composite import count_composite, key_candidates, key_counts, partnered
+from facet.kernels.count import degree_totals, sparse_degree_totals
 from facet.kernels.expand import expand, sides_to_lists
 from facet.kernels.hashing import (
     hash_bytes,
@@ -605,15 +607,21 @@ def test_count_composite_equals_its_naive_twin(data):
     else:
         rt = rng.choice(n, size=int(rng.integers(0, n + 1)), replace=False).astype(np.int32)
     direct_codes = data.draw(st.sampled_from([0, 4, 1 << 16]))
-    deg_l = np.zeros(n, np.int64)
-    deg_r = np.zeros(n, np.int64)
+    deg_l = np.zeros(lt.size, np.int64)  # by position in the sides
+    deg_r = np.zeros(rt.size, np.int64)
     total = count_composite(
         lt, rt, codes, ea, eb, dom_e, ra, rb, dom, ne, deg_l, deg_r, direct_codes, shared
     )
     want_l, want_r = _naive_degrees(lt, rt, codes, ea, eb, ra, rb, ne)
-    assert np.array_equal(deg_l, want_l)
-    assert np.array_equal(deg_r, want_r)
+    assert np.array_equal(deg_l, want_l[lt])
+    assert np.array_equal(deg_r, want_r[rt])
     assert total == want_l.sum()
+    # the engine's totals, from the degrees by position (no array over the table)
+    pieces = [(lt, deg_l, rt, deg_r)]
+    assert sparse_degree_totals(n, *pieces[0]) == degree_totals(want_l, want_r)
+    dense = Degrees.sparse(n, pieces)
+    assert dense.totals() == degree_totals(want_l, want_r)
+    assert np.array_equal(dense.left, want_l) and np.array_equal(dense.right, want_r)
 
 
 def _naive_partnered(lt, rt, codes, ea, eb, ra, rb, ne):
@@ -659,13 +667,31 @@ def test_cross_column_rows_without_partners_drop_and_counts_stay(data):
     # exactly the semi-joins' rows (a side cut too little would still count right)
     twin_l, twin_r = _naive_partnered(lt, rt, codes, ea, eb, ra, rb, ne)
     assert set(kept_l.tolist()) == twin_l and set(kept_r.tolist()) == twin_r
-    deg_l = np.zeros(n, np.int64)
-    deg_r = np.zeros(n, np.int64)
+    deg_l = np.zeros(kept_l.size, np.int64)
+    deg_r = np.zeros(kept_r.size, np.int64)
     total = count_composite(  # counted over the rows kept, as the engine does
         kept_l, kept_r, codes, ea, eb, doms, ra, rb, dom, ne, deg_l, deg_r, 1 << 16, False
     )
-    assert np.array_equal(deg_l, want_l) and np.array_equal(deg_r, want_r)
+    dense = Degrees.sparse(n, [(kept_l, deg_l, kept_r, deg_r)])
+    assert np.array_equal(dense.left, want_l) and np.array_equal(dense.right, want_r)
     assert total == want_l.sum()
+
+
+def test_sparse_degrees_sum_a_rows_shares_over_pieces():
+    """Degrees by position over several pieces (a scoped run's initial pairs: a
+    row on the right of both): a row's shares add up, in the totals as when
+    spread over the table."""
+    n = 10
+    pieces = [
+        (np.array([1, 2], np.int32), np.array([2, 0]), np.array([5, 6], np.int32), np.array([1, 1])),
+        (np.array([7], np.int32), np.array([1]), np.array([5], np.int32), np.array([1])),
+    ]  # fmt: skip
+    deg = Degrees.sparse(n, pieces)
+    assert deg.totals() == (3, 4)  # rows 1, 5, 6, 7
+    assert deg.left.tolist() == [0, 2, 0, 0, 0, 0, 0, 1, 0, 0]
+    assert deg.right.tolist() == [0, 0, 0, 0, 0, 2, 1, 0, 0, 0]
+    assert deg.totals() == degree_totals(deg.left, deg.right)
+    assert Degrees.sparse(n, []).totals() == (0, 0)
 
 
 def test_partnered_reads_a_side_of_every_row_in_row_order():

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,27 +31,82 @@ from facet.kernels.composite import (
     partnered,
     split_by_code,
 )
-from facet.kernels.count import count_groups, count_keyed, degree_totals
+from facet.kernels.count import (
+    count_groups,
+    count_keyed,
+    degree_totals,
+    scatter_degrees,
+    sparse_degree_totals,
+)
 from facet.key_tallies import pack
 from facet.language.normalize import NONEQUALITY, PairPredicate
 from facet.planner.plan import KEYED, CountSink, Plan, Stage
 
 
-@dataclass
 class Degrees:
     """Per-row violation degrees of one DC: ``left[t]`` pairs with ``t`` as
-    ``t``, ``right[t]`` pairs with ``t`` as ``t'``."""
+    ``t``, ``right[t]`` pairs with ``t`` as ``t'``.  Dense arrays over the
+    table, or (:meth:`sparse`, the fused count) the degrees of the rows of a few
+    tid sets by position -- spread over the table only when asked for
+    (``left``/``right``); the totals need no array over the table."""
 
-    left: np.ndarray
-    right: np.ndarray
+    def __init__(self, left: np.ndarray, right: np.ndarray) -> None:
+        self._left: np.ndarray | None = left
+        self._right: np.ndarray | None = right
+        self._n = left.shape[0]
+        #: ``(tids, degrees)`` per side and piece (distinct tids within a side)
+        self._sparse: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
     @staticmethod
     def zeros(n: int) -> Degrees:
         return Degrees(np.zeros(n, np.int64), np.zeros(n, np.int64))
 
+    @staticmethod
+    def sparse(
+        n: int, pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+    ) -> Degrees:
+        """Degrees of ``n`` rows given as ``(lt, deg_l, rt, deg_r)`` per piece:
+        ``deg_l[i]`` is row ``lt[i]``'s share (a row on a side of several
+        pieces, e.g. a scoped run's two initial pairs, sums its shares)."""
+        deg = Degrees(np.empty(0, np.int64), np.empty(0, np.int64))
+        deg._left = deg._right = None
+        deg._n = n
+        deg._sparse = pieces
+        return deg
+
+    def _dense(self) -> None:
+        left = np.zeros(self._n, np.int64)
+        right = np.zeros(self._n, np.int64)
+        for lt, dl, rt, dr in self._sparse:
+            scatter_degrees(left, lt, dl)
+            scatter_degrees(right, rt, dr)
+        self._left, self._right, self._sparse = left, right, []
+
+    @property
+    def left(self) -> np.ndarray:
+        if self._left is None:
+            self._dense()
+        return self._left  # type: ignore[return-value]
+
+    @left.setter
+    def left(self, value: np.ndarray) -> None:  # (``deg.left += part``)
+        self.left  # noqa: B018 (dense first)
+        self._left = value
+
+    @property
+    def right(self) -> np.ndarray:
+        if self._right is None:
+            self._dense()
+        return self._right  # type: ignore[return-value]
+
+    @right.setter
+    def right(self, value: np.ndarray) -> None:
+        self.right  # noqa: B018
+        self._right = value
+
     @property
     def violations(self) -> int:
-        return int(self.left.sum())
+        return self.totals()[0]
 
     @property
     def rows_involved(self) -> int:
@@ -60,8 +114,23 @@ class Degrees:
 
     def totals(self) -> tuple[int, int]:
         """``(violations, rows involved)`` in one pass over both sides."""
-        v, r = degree_totals(self.left, self.right)
+        if self._left is None:
+            v, r = sparse_degree_totals(self._n, *_joined(self._sparse))
+        else:
+            v, r = degree_totals(self._left, self._right)
         return int(v), int(r)
+
+
+def _joined(
+    pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The pieces' sides end to end (one piece: as they are)."""
+    if len(pieces) == 1:
+        return pieces[0]
+    if not pieces:
+        e = np.empty(0, np.int64)
+        return e, e, e, e
+    return tuple(np.concatenate([p[k] for p in pieces]) for k in range(4))  # type: ignore[return-value]
 
 
 class Scratch:
@@ -154,7 +223,7 @@ def count_fused(ctx: Context, plan: Plan, groups: Groups) -> Degrees:
     doms = np.array([ctx.domain(p) for p in eqs], np.int64)
     key = plan.sink.keyed
     ne = key.cls == NONEQUALITY
-    deg = Degrees.zeros(ctx.n)
+    done: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     ra, rb = ctx.row(key.a), ctx.row(key.b)
     same_columns = ra == rb and bool(np.array_equal(ea, eb))
     for d in groups.desc:
@@ -175,16 +244,20 @@ def count_fused(ctx: Context, plan: Plan, groups: Groups) -> Degrees:
                 for i in range(ctx.threads)
             ]
 
-        def run(_: int, piece: tuple[np.ndarray, np.ndarray], shared: bool = shared) -> None:
+        def run(_: int, piece: tuple[np.ndarray, np.ndarray], shared: bool = shared) -> tuple:
+            lp, rp = piece[0], piece[0] if shared else piece[1]
+            # degrees by position in the piece's sides (kernels/composite.py)
+            dl, dr = np.zeros(len(lp), np.int64), np.zeros(len(lp) if shared else len(rp), np.int64)
             count_composite(
-                piece[0], piece[0] if shared else piece[1], ctx.codes, ea, eb, doms, ra, rb,
-                ctx.domain(key), ne, deg.left, deg.right, ctx.config.keyed_direct_codes, shared,
+                lp, rp, ctx.codes, ea, eb, doms, ra, rb, ctx.domain(key), ne, dl, dr,
+                ctx.config.keyed_direct_codes, shared,
             )  # fmt: skip
+            return lp, dl, lp if shared else rp, dr
 
-        run_parts(pieces, run, ctx.threads)
+        done.extend(run_parts(pieces, run, ctx.threads))
     if ctx.trace is not None:
         ctx.trace.counted(time.perf_counter() - t0, groups, fused=len(eqs))
-    return deg
+    return Degrees.sparse(ctx.n, done)
 
 
 def count_sink(ctx: Context, sink: CountSink, groups: Groups, scratch: Scratch) -> Degrees:

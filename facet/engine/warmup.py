@@ -359,7 +359,12 @@ def _count_groups(t: SimpleNamespace) -> None:
 
 def _count_keyed(t: SimpleNamespace) -> None:
     from facet.kernels.composite import count_composite, partnered, split_by_code
-    from facet.kernels.count import count_keyed, degree_totals
+    from facet.kernels.count import (
+        count_keyed,
+        degree_totals,
+        scatter_degrees,
+        sparse_degree_totals,
+    )
 
     rows = np.array([0, 1], np.int64)
     doms = np.array([6, 6], np.int64)
@@ -370,10 +375,12 @@ def _count_keyed(t: SimpleNamespace) -> None:
             # a keyed plan over the initial pairs runs fused (facet.engine.counting)
             lt = g.buf[g.desc[0, 0] : g.desc[0, 1]]
             rt = g.buf[g.desc[0, 4] : g.desc[0, 5]]
-            for shared in (False, True):
-                count_composite(
-                    lt, rt, t.codes, rows, rows, doms, 0, 1, 6, ne, deg_l, deg_r, 4, shared
-                )
+            for shared in (False, True):  # degrees by position in the sides
+                dl = np.zeros(len(lt), np.int64)
+                dr = np.zeros(len(lt) if shared else len(rt), np.int64)
+                count_composite(lt, rt, t.codes, rows, rows, doms, 0, 1, 6, ne, dl, dr, 4, shared)
+                sparse_degree_totals(t.n, lt, dl, rt, dr)
+                scatter_degrees(deg_l, lt, dl)
         degree_totals(deg_l, deg_r)
         split_by_code(lt, rt, t.codes[0], t.codes[1], 6, 2)  # pieces for the threads
         partnered(lt, rt, t.codes, rows, rows[::-1].copy(), doms, 0, 1, 6, False)
