@@ -503,6 +503,13 @@ def test_value_range_is_numpy_min_and_max_of_the_valid_values(raw, data):
         kept = values[keep]
         want = (int(kept.min()), int(kept.max()), kept.size) if kept.size else (0, -1, 0)
         assert (int(lo), int(hi), int(m)) == want
+    # nothing valid, with a mask and without rows
+    assert tuple(map(int, value_range(np.array([5, 6], np.int64), np.zeros(2, np.bool_)))) == (
+        0,
+        -1,
+        0,
+    )
+    assert tuple(map(int, value_range(np.empty(0, np.int64), np.empty(0, np.bool_)))) == (0, -1, 0)
 
 
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=SLOW)
