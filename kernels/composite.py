@@ -81,24 +81,24 @@ def _level(ids_l, ids_r, cl, cr, nid, dom):
 @njit(cache=True, nogil=True)
 def _sort_by_id(ids, tids, codes, row, nid):
     """Offsets (``nid + 1``), then the positions in ``tids`` and their codes in
-    ``row``, of the rows with an id, sorted by id (a counting sort)."""
-    start = np.zeros(nid + 1, np.int64)
+    ``row``, of the rows with an id, sorted by id (a counting sort; the offsets
+    are their own fill pointers: no copy)."""
+    start = np.zeros(nid + 2, np.int32)  # (tids, codes and ids fit int32: half the memory)
     for i in range(ids.shape[0]):
         if ids[i] >= 0:
-            start[ids[i] + 1] += 1
+            start[ids[i] + 2] += 1
     for v in range(nid):
-        start[v + 1] += start[v]
-    fill = start[:-1].copy()
-    out_t = np.empty(start[nid], np.int32)  # (tids and codes fit int32: half the memory)
-    out_c = np.empty(start[nid], np.int32)
+        start[v + 2] += start[v + 1]
+    out_t = np.empty(start[nid + 1], np.int32)
+    out_c = np.empty(start[nid + 1], np.int32)
     for i in range(ids.shape[0]):
         v = ids[i]
         if v >= 0:
-            p = fill[v]
+            p = start[v + 1]
             out_t[p] = i
             out_c[p] = codes[row, tids[i]]
-            fill[v] = p + 1
-    return start, out_t, out_c
+            start[v + 1] = p + 1
+    return start[: nid + 1], out_t, out_c
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -111,13 +111,10 @@ def _slot(c, mark, mask, hkey, hmark):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _tally_lookup(
-    ac, a0, a1, bc, bt, b0, b1, deg, deg2, ne, direct, mark, stamp, cnt, hkey, hmark, hcnt
-):
-    """Tally the codes ``ac[a0:a1]``, then add to ``deg[bt[p]]`` (and to
-    ``deg2[bt[p]]`` unless it is empty) the tallied rows each ``bc[p]`` (``p`` in
-    ``b0:b1``) pairs with: its code's count (equality) or the rows with another
-    code (``ne``).  Returns the sum added to ``deg``."""
+def _tally_lookup(ac, a0, a1, bc, bt, b0, b1, deg, ne, direct, mark, stamp, cnt, hkey, hmark, hcnt):
+    """Tally the codes ``ac[a0:a1]``, then add to ``deg[bt[p]]`` the tallied rows
+    each ``bc[p]`` (``p`` in ``b0:b1``) pairs with: its code's count (equality)
+    or the rows with another code (``ne``).  Returns the sum added to ``deg``."""
     mask = 1
     while mask < 2 * (a1 - a0):
         mask <<= 1
@@ -153,8 +150,6 @@ def _tally_lookup(
         d = known - same if ne else same
         if d != 0:
             deg[bt[p]] += d
-            if deg2.shape[0]:
-                deg2[bt[p]] += d
             total += d
     return total
 
@@ -244,31 +239,36 @@ def count_composite(
     code-indexed array up to ``direct_codes`` codes (``Config.keyed_direct_codes``)
     or when the run is about as big as the domain, else in a table sized to the
     run.  ``shared``: ``lt`` is ``rt``, ``ea`` is ``eb`` and ``ra == rb`` (a reflexive
-    pair under same-column predicates): one side is sorted and tallied, and its
-    degrees are both sides' (``deg_r`` by position in ``lt``).  Returns the
-    violations added."""
+    pair under same-column predicates): one side is sorted and tallied, and
+    ``deg_l`` holds both sides' degrees (they are equal; ``deg_r`` is not
+    written).  Returns the violations added."""
     nl = lt.shape[0]
     nr = rt.shape[0]
     k = ea.shape[0]
     # int32 throughout (tids, codes and ids stay below 2^31): a fresh array's
     # pages cost about as much to fault in as the pass that fills them
-    ids_l = np.zeros(nl, np.int32)
-    ids_r = np.zeros(nr if not shared else 0, np.int32)
+    ids_l = np.empty(nl, np.int32)
+    ids_r = np.empty(nr if not shared else 0, np.int32)
+    # the first equality's codes are the ids while their domain is small
+    first = k > 0 and doms[0] <= max(4 * (nl + nr), 1 << 16)
+    if not first:
+        ids_l[:] = 0
+        ids_r[:] = 0
     nid = 1
-    cl = np.empty(nl, np.int32)
-    cr = np.empty(nr if not shared else 0, np.int32)
+    more = k > 1 or (k == 1 and not first)  # codes to combine with the ids
+    cl = np.empty(nl if more else 0, np.int32)
+    cr = np.empty(ids_r.shape[0] if more else 0, np.int32)
     for j in range(k):
+        into_l = ids_l if j == 0 and first else cl
+        into_r = ids_r if j == 0 and first else cr
         for i in range(nl):
-            cl[i] = codes[ea[j], lt[i]]
-        for i in range(cr.shape[0]):
-            cr[i] = codes[eb[j], rt[i]]
-        if j == 0 and doms[0] <= max(4 * (nl + nr), 1 << 16):
-            # the first equality's codes are the ids while their domain is small
-            ids_l[:] = cl
-            ids_r[: cr.shape[0]] = cr
+            into_l[i] = codes[ea[j], lt[i]]
+        for i in range(ids_r.shape[0]):
+            into_r[i] = codes[eb[j], rt[i]]
+        if j == 0 and first:
             nid = max(doms[0], 1)
         else:
-            nid = max(_level(ids_l, ids_r[: cr.shape[0]], cl, cr, nid, doms[j]), 1)
+            nid = max(_level(ids_l, ids_r, cl, cr, nid, doms[j]), 1)
     start_l, tl, cl_ = _sort_by_id(ids_l, lt, codes, ra, nid)
     if shared:
         start_r, tr, cr_ = start_l, tl, cl_
@@ -281,15 +281,14 @@ def count_composite(
         big = max(big, start_l[v + 1] - start_l[v], start_r[v + 1] - start_r[v])
     small_dom = dom <= direct_codes
     size = max(dom, 1) if small_dom or 2 * big >= dom else 1
-    stamp = np.full(size, -1, np.int64)
-    cnt = np.zeros(size, np.int64)
+    stamp = np.full(size, -1, np.int32)
+    cnt = np.zeros(size, np.int32)
     cap = 1
     while cap < 2 * big:
         cap <<= 1
-    hkey = np.empty(cap, np.int64)
-    hmark = np.full(cap, -1, np.int64)
-    hcnt = np.empty(cap, np.int64)
-    none = deg_l[:0]
+    hkey = np.empty(cap, np.int32)
+    hmark = np.full(cap, -1, np.int32)
+    hcnt = np.empty(cap, np.int32)
     total = 0
     mark = 0
     for v in range(nid):
@@ -300,21 +299,15 @@ def count_composite(
         # tally one side's final codes, look the other side's up
         direct = small_dom or 2 * max(l1 - l0, r1 - r0) >= dom
         mark += 1
-        if shared:  # the same rows and codes on both sides: equal degrees
-            total += _tally_lookup(
-                cl_, l0, l1, cl_, tl, l0, l1, deg_l, deg_r, ne, direct, mark, stamp, cnt,
-                hkey, hmark, hcnt,
-            )  # fmt: skip
-            continue
         total += _tally_lookup(
-            cr_, r0, r1, cl_, tl, l0, l1, deg_l, none, ne, direct, mark, stamp, cnt,
-            hkey, hmark, hcnt,
-        )  # fmt: skip
+            cr_, r0, r1, cl_, tl, l0, l1, deg_l, ne, direct, mark, stamp, cnt, hkey, hmark, hcnt
+        )
+        if shared:  # the same rows and codes on both sides: the same degrees
+            continue
         mark += 1
         _tally_lookup(
-            cl_, l0, l1, cr_, tr, r0, r1, deg_r, none, ne, direct, mark, stamp, cnt,
-            hkey, hmark, hcnt,
-        )  # fmt: skip
+            cl_, l0, l1, cr_, tr, r0, r1, deg_r, ne, direct, mark, stamp, cnt, hkey, hmark, hcnt
+        )
     # (t, t) is no pair: take it off where t is on both sides and satisfies everything
     return total - _take_self_pairs(lt, rt, codes, ea, eb, ra, rb, ne, deg_l, deg_r, shared)
 
@@ -334,21 +327,24 @@ def _self_pair(t, codes, ea, eb, ra, rb, ne):
 @njit(cache=True, nogil=True)
 def _take_self_pairs(lt, rt, codes, ea, eb, ra, rb, ne, deg_l, deg_r, shared):
     """Take ``(t, t)`` off the positional degrees for each ``t`` on both sides
-    that satisfies every predicate (``shared``: ``lt`` is ``rt``); returns how
-    many.  The rows of ``lt`` that pair with themselves (under a cross-column
-    equality, few) are found first, sorted, and each row of ``rt`` is looked up
-    among them -- no table over the tids."""
+    that satisfies every predicate (``shared``: ``lt`` is ``rt``, and ``deg_l``
+    is both sides'); returns how many.  The rows of ``lt`` that pair with
+    themselves (under a cross-column equality, few) are found first, sorted, and
+    each row of ``rt`` is looked up among them -- no table over the tids."""
+    if shared and ne:
+        return 0  # (the same column on both sides: no row differs from itself)
+    if shared:  # one pass: the degrees are deg_l's on both sides
+        m = 0
+        for i in range(lt.shape[0]):
+            if _self_pair(lt[i], codes, ea, eb, ra, rb, ne):
+                deg_l[i] -= 1
+                m += 1
+        return m
     m = 0
     for i in range(lt.shape[0]):
         m += _self_pair(lt[i], codes, ea, eb, ra, rb, ne)
     if m == 0:
         return 0
-    if shared:
-        for i in range(lt.shape[0]):
-            if _self_pair(lt[i], codes, ea, eb, ra, rb, ne):
-                deg_l[i] -= 1
-                deg_r[i] -= 1
-        return m
     cand = np.empty(m, np.int64)
     pos = np.empty(m, np.int64)
     m = 0

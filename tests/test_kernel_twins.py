@@ -614,12 +614,15 @@ def test_count_composite_equals_its_naive_twin(data):
     else:
         rt = rng.choice(n, size=int(rng.integers(0, n + 1)), replace=False).astype(np.int32)
     direct_codes = data.draw(st.sampled_from([0, 4, 1 << 16]))
-    deg_l = np.zeros(lt.size, np.int64)  # by position in the sides
-    deg_r = np.zeros(rt.size, np.int64)
+    deg_l = np.zeros(lt.size, np.int32)  # by position in the sides (int32, as the engine)
+    deg_r = np.zeros(rt.size, np.int32)
     total = count_composite(
         lt, rt, codes, ea, eb, dom_e, ra, rb, dom, ne, deg_l, deg_r, direct_codes, shared
     )
     want_l, want_r = _naive_degrees(lt, rt, codes, ea, eb, ra, rb, ne)
+    if shared:  # deg_l is both sides' degrees, and deg_r is left alone
+        assert not deg_r.any()
+        deg_r = deg_l
     assert np.array_equal(deg_l, want_l[lt])
     assert np.array_equal(deg_r, want_r[rt])
     assert total == want_l.sum()
@@ -674,8 +677,8 @@ def test_cross_column_rows_without_partners_drop_and_counts_stay(data):
     # exactly the semi-joins' rows (a side cut too little would still count right)
     twin_l, twin_r = _naive_partnered(lt, rt, codes, ea, eb, ra, rb, ne)
     assert set(kept_l.tolist()) == twin_l and set(kept_r.tolist()) == twin_r
-    deg_l = np.zeros(kept_l.size, np.int64)
-    deg_r = np.zeros(kept_r.size, np.int64)
+    deg_l = np.zeros(kept_l.size, np.int32)
+    deg_r = np.zeros(kept_r.size, np.int32)
     total = count_composite(  # counted over the rows kept, as the engine does
         kept_l, kept_r, codes, ea, eb, doms, ra, rb, dom, ne, deg_l, deg_r, 1 << 16, False
     )

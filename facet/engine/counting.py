@@ -115,7 +115,10 @@ class Degrees:
     def totals(self) -> tuple[int, int]:
         """``(violations, rows involved)`` in one pass over both sides."""
         if self._left is None:
-            v, r = sparse_degree_totals(self._n, *_joined(self._sparse))
+            # a shared piece's right side is its left side: its rows are marked once
+            one = [(lt, dl, rt[:0], dr[:0]) if rt is lt and dr is dl else (lt, dl, rt, dr)
+                   for lt, dl, rt, dr in self._sparse]  # fmt: skip
+            v, r = sparse_degree_totals(self._n, *_joined(one))
         else:
             v, r = degree_totals(self._left, self._right)
         return int(v), int(r)
@@ -246,8 +249,11 @@ def count_fused(ctx: Context, plan: Plan, groups: Groups) -> Degrees:
 
         def run(_: int, piece: tuple[np.ndarray, np.ndarray], shared: bool = shared) -> tuple:
             lp, rp = piece[0], piece[0] if shared else piece[1]
-            # degrees by position in the piece's sides (kernels/composite.py)
-            dl, dr = np.zeros(len(lp), np.int64), np.zeros(len(lp) if shared else len(rp), np.int64)
+            # degrees by position in the piece's sides (kernels/composite.py); one
+            # array for both sides of a shared piece (their degrees are equal)
+            # (int32: a degree is below either side's size; half the fresh pages)
+            dl = np.zeros(len(lp), np.int32)
+            dr = dl if shared else np.zeros(len(rp), np.int32)
             count_composite(
                 lp, rp, ctx.codes, ea, eb, doms, ra, rb, ctx.domain(key), ne, dl, dr,
                 ctx.config.keyed_direct_codes, shared,

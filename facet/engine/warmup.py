@@ -376,10 +376,10 @@ def _count_keyed(t: SimpleNamespace) -> None:
             lt = g.buf[g.desc[0, 0] : g.desc[0, 1]]
             rt = g.buf[g.desc[0, 4] : g.desc[0, 5]]
             for shared in (False, True):  # degrees by position in the sides
-                dl = np.zeros(len(lt), np.int64)
-                dr = np.zeros(len(lt) if shared else len(rt), np.int64)
+                dl = np.zeros(len(lt), np.int32)
+                dr = dl if shared else np.zeros(len(rt), np.int32)
                 count_composite(lt, rt, t.codes, rows, rows, doms, 0, 1, 6, ne, dl, dr, 4, shared)
-                sparse_degree_totals(t.n, lt, dl, lt if shared else rt, dr)
+                sparse_degree_totals(t.n, lt, dl, lt[:0] if shared else rt, dr)
                 scatter_degrees(deg_l, lt, dl)
         degree_totals(deg_l, deg_r)
         split_by_code(lt, rt, t.codes[0], t.codes[1], 6, 2)  # pieces for the threads
