@@ -127,6 +127,11 @@ class Config:
     #: a keyed count uses a code-indexed array up to this domain (else a hash table,
     #: unless the group is about as large as the domain)
     keyed_direct_codes: int = 1 << 16
+    #: a count plan's leading same-column equalities over the initial pairs (a few
+    #: reflexive groups) run as one: composite codes, one counting sort
+    #: (:func:`facet.engine.refinement.refine_equalities`; False: one refinement a
+    #: stage; the answer is the same)
+    group_equalities: bool = True
     #: a keyed count plan over the initial pairs runs its equalities and sink as one
     #: pass over composite codes (:mod:`facet.kernels.composite`) instead of refining
     #: groups (False: always refine; the answer is the same)

@@ -237,7 +237,7 @@ def render_text(doc: dict[str, Any]) -> str:
         if grouped:
             notes.append(
                 f"stages 1-{grouped} ran as one: a composite code per row over their "
-                "columns, one parallel counting sort (their time and sizes are on stage "
+                "columns, one counting sort (their time and sizes are on stage "
                 f"{grouped})"
             )
         direct = (d.get("actual") or {}).get("direct") if analyzed else None

@@ -321,3 +321,14 @@ def _random_plan(
                 stages.append(Stage((p,), alg, storage_for(alg, config), note="random"))
         i += 1
     return Plan(dc, output, stages, None, sides.left, sides.right, pairs_in)
+
+
+def leading_equalities(stages: list[Stage]) -> int:
+    """How many same-column equalities on tid arrays lead ``stages`` (a count plan
+    groups them at once: :func:`facet.engine.refinement.refine_equalities`)."""
+    eqs = 0
+    for s in stages:
+        if s.algorithm != "equality" or s.pred.a != s.pred.b or s.storage != "arrays":
+            break
+        eqs += 1
+    return eqs

@@ -1,8 +1,9 @@
 """Leading equalities grouped at once (:func:`facet.engine.refinement.refine_equalities`):
 a count plan whose first stages are two or more same-column equalities over the
-whole table runs them as one parallel counting sort by their composite code.  Its
-counts meet ``tests/naive.py`` and the stage-by-stage path, with NULLs, row filters
-and every sink (inequalities, non-equalities, a keyed sink); explain says so."""
+whole table runs them as one counting sort by their composite code -- in parallel
+over a big table, else serially over dense composite ids.  Its counts meet
+``tests/naive.py`` and the stage-by-stage path, with NULLs, row filters and every
+sink (inequalities, non-equalities, a keyed sink); explain says so."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from tests.arrow_strategies import typed_tables
 from tests.naive import naive_pairs
 from tests.strategies import comparable, predicates, tables
 
-#: grouped at once (parallel work from one row), and stage by stage (one thread)
+#: grouped at once in parallel (parallel work from one row), serially (one thread),
+#: and stage by stage
 GROUPED = Config(threads=2, parallel_work=1, fuse_keyed=False, key_prefilter=False)
-STAGED = Config(threads=1, fuse_keyed=False, key_prefilter=False)
+SERIAL = Config(threads=1, fuse_keyed=False, key_prefilter=False)
+STAGED = Config(threads=1, group_equalities=False, fuse_keyed=False, key_prefilter=False)
 
 
 @st.composite
@@ -40,7 +43,7 @@ def _count_as_naive(table, dc) -> None:
     """Grouped and stage by stage, the DC's violations and rows involved are naive's."""
     pairs = naive_pairs(table, dc)
     rows = {r for p in pairs for r in p}
-    for config in (GROUPED, STAGED):
+    for config in (GROUPED, SERIAL, STAGED):
         res = facet.detect(table, dcs=[dc], config=config)
         assert res.dcs[0].violations == len(pairs), (dc.canonical(), config.threads, table.schema)
         assert res.dcs[0].rows_involved == len(rows), (dc.canonical(), config.threads, table.schema)
@@ -59,12 +62,12 @@ def test_explain_says_the_equalities_ran_as_one():
 
     t = pa.table({"a": [1, 1, 2, 2, 1, None], "b": [5, 5, 5, 6, 5, 5], "x": [1, 2, 3, 4, 5, 6]})
     dc = "not(t.a = t'.a and t.b = t'.b and t.x > t'.x)"
-    doc = facet.explain(t, dcs=[dc], analyze=True, config=GROUPED)
-    d = doc["dcs"][0]
-    assert d["actual"]["grouped_stages"] == 2
-    assert d["actual"]["violations"] == 3  # rows 0, 1, 4: (1,0), (4,0), (4,1)
-    assert d["stages"][0]["actual"] is None  # its time is on the last grouped stage
-    assert d["stages"][1]["actual"]["groups_out"] == 1
+    for config in (GROUPED, SERIAL):
+        d = facet.explain(t, dcs=[dc], analyze=True, config=config)["dcs"][0]
+        assert d["actual"]["grouped_stages"] == 2
+        assert d["actual"]["violations"] == 3  # rows 0, 1, 4: (1,0), (4,0), (4,1)
+        assert d["stages"][0]["actual"] is None  # its time is on the last grouped stage
+        assert d["stages"][1]["actual"]["groups_out"] == 1
     staged = facet.explain(t, dcs=[dc], analyze=True, config=STAGED)["dcs"][0]
     assert "grouped_stages" not in staged["actual"]
 

@@ -19,7 +19,13 @@ from hypothesis import strategies as st
 from facet.engine.counting import Degrees
 from facet.kernels import dictionary
 from facet.kernels.common import OP_CODES, compare_arrays
-from facet.kernels.composite import count_composite, key_candidates, key_counts, partnered
+from facet.kernels.composite import (
+    count_composite,
+    group_composite,
+    key_candidates,
+    key_counts,
+    partnered,
+)
 from facet.kernels.count import degree_totals, sparse_degree_totals
 from facet.kernels.expand import expand, sides_to_lists
 from facet.kernels.hashing import (
@@ -685,6 +691,34 @@ def test_cross_column_rows_without_partners_drop_and_counts_stay(data):
     dense = Degrees.sparse(n, [(kept_l, deg_l, kept_r, deg_r)])
     assert np.array_equal(dense.left, want_l) and np.array_equal(dense.right, want_r)
     assert total == want_l.sum()
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=SLOW)
+@given(data=st.data())
+def test_group_composite_groups_as_naive(data):
+    """Leading equalities grouped at once, serially (``group_composite``): the
+    runs are the naive groups of tids holding equal codes in every row (NULL in
+    none), of two tids or more, each reflexive; narrow and wide domains (a first
+    domain too wide to be the ids; pairs past the direct table)."""
+    n = data.draw(st.integers(0, 60))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    k = data.draw(st.integers(1, 3))
+    dom = data.draw(st.integers(1, 6))
+    codes = rng.integers(-1, dom, (k, n)).astype(np.int32)
+    widen = data.draw(st.sampled_from([1, 1000, 1 << 20]))
+    doms = np.array([dom * (widen if j == 0 or data.draw(st.booleans()) else 1) for j in range(k)])
+    tids = np.sort(rng.choice(n, size=int(rng.integers(0, n + 1)), replace=False)).astype(np.int32)
+    buf, desc = group_composite(tids, codes, np.arange(k, dtype=np.int64), doms.astype(np.int64))
+    want: dict[tuple, list[int]] = {}
+    for t in tids.tolist():
+        key = tuple(codes[:, t].tolist())
+        if min(key) >= 0:
+            want.setdefault(key, []).append(t)
+    assert sorted(buf.tolist()) == sorted(t for g in want.values() for t in g)
+    got = [buf[d[0] : d[1]].tolist() for d in desc]
+    assert sorted(got) == sorted(g for g in want.values() if len(g) >= 2)  # stable: tid order
+    assert (desc[:, 0] == desc[:, 4]).all() and (desc[:, 1] == desc[:, 5]).all()
+    assert (desc[:, [2, 3, 6, 7]] == desc[:, [0]]).all()  # no holes
 
 
 def test_sparse_degrees_sum_a_rows_shares_over_pieces():

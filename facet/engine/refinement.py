@@ -19,7 +19,8 @@ from facet.engine.context import Context
 from facet.engine.groups import Groups, concat
 from facet.engine.parallel import pool, run_parts, split
 from facet.kernels.bhsm import refine_bhsm
-from facet.kernels.common import OP_CODES, counting_sort_wins
+from facet.kernels.common import LE, LHE, LHS, LS, OP_CODES, RE, RHE, RHS, RS, counting_sort_wins
+from facet.kernels.composite import group_composite
 from facet.kernels.decompose import refine_decompose
 from facet.kernels.iejoin import refine_iejoin
 from facet.kernels.refine import (
@@ -34,9 +35,13 @@ from facet.kernels.refine import (
 from facet.kernels.refine import (
     refine as refine_runs,
 )
-from facet.planner.plan import Stage
+from facet.planner.plan import Stage, leading_equalities
 
 _KIND = {"equality": KIND_EQ, "nonequality": KIND_NE, "hsm": KIND_INEQ}
+
+#: leading equalities are grouped at once, serially, over at most this many
+#: reflexive groups (the initial pairs)
+SERIAL_GROUPS = 4
 
 
 def refine(ctx: Context, groups: Groups, stage: Stage) -> Groups:
@@ -143,16 +148,19 @@ def refine_equalities(ctx: Context, groups: Groups, stages: list[Stage]) -> tupl
     parallel counting sort by it -- instead of one refinement each, the later ones
     over many small groups (φ9's origin then dest: 56k groups).  Returns the
     groups and how many stages they answer (0: none, the groups as they were)."""
-    eqs = 0
-    for s in stages:
-        if s.algorithm != "equality" or s.pred.a != s.pred.b or s.storage != "arrays":
-            break
-        eqs += 1
-    tids = _whole_group(ctx, groups) if eqs >= 2 else None
-    if tids is None:
+    eqs = leading_equalities(stages)
+    if eqs < 2 or not ctx.config.group_equalities or len(groups) == 0:
         return groups, 0
     cols = [s.pred.a for s in stages[:eqs]]
     doms = np.array([max(ctx.enc.domain[c], 1) for c in cols], np.int64)
+    tids = _whole_group(ctx, groups)
+    if tids is None:
+        d = groups.desc
+        reflexive = (d[:, LS] == d[:, RS]) & (d[:, LE] == d[:, RE])
+        holes = (d[:, LHS] != d[:, LHE]) | (d[:, RHS] != d[:, RHE])
+        if len(groups) > SERIAL_GROUPS or not (reflexive & ~holes).all():
+            return groups, 0
+        return _grouped_serially(ctx, groups, stages[:eqs], cols, doms), eqs
     span = 1
     for d in doms.tolist():
         span *= d
@@ -167,6 +175,31 @@ def refine_equalities(ctx: Context, groups: Groups, stages: list[Stage]) -> tupl
     if ctx.trace is not None:
         ctx.trace.grouped(stages[:eqs], time.perf_counter() - t0, groups, out)
     return out, eqs
+
+
+def _grouped_serially(
+    ctx: Context, groups: Groups, stages: list[Stage], cols: list[str], doms: np.ndarray
+) -> Groups:
+    """The equalities over each reflexive group (the whole table below the
+    parallel sort's size, or on one thread) on one thread: dense composite ids,
+    one counting sort per group (:func:`facet.kernels.composite.group_composite`),
+    instead of a refinement each -- the later ones over many small groups."""
+    rows = np.array([ctx.row(c) for c in cols], np.int64)
+    t0 = time.perf_counter()
+    bufs, descs, at = [], [], 0
+    for d in groups.desc:
+        buf, desc = group_composite(groups.buf[d[0] : d[1]], ctx.codes, rows, doms)
+        bufs.append(buf)
+        descs.append(desc + at)
+        at += len(buf)
+    out = Groups(
+        np.concatenate(bufs) if len(bufs) != 1 else bufs[0],
+        np.concatenate(descs) if len(descs) != 1 else descs[0],
+    )
+    out.disjoint = groups.disjoint
+    if ctx.trace is not None:
+        ctx.trace.grouped(stages, time.perf_counter() - t0, groups, out)
+    return out
 
 
 def _whole_group(ctx: Context, groups: Groups) -> np.ndarray | None:

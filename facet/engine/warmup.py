@@ -82,7 +82,7 @@ def run_kernels(
     table (text columns, no parallel paths)."""
     from facet.key_tallies import shape as key_shape
     from facet.language.normalize import INEQUALITY, NONEQUALITY, normalize
-    from facet.planner.plan import make_plan, needs_statistics
+    from facet.planner.plan import leading_equalities, make_plan, needs_statistics
     from facet.planner.statistics import Sides
 
     outputs = tuple(outputs)
@@ -113,7 +113,11 @@ def run_kernels(
                     names.update(("refine", "count-groups") + (("cdq",) if ineqs > 2 else ()))
             if not execute:
                 continue
-            names |= plan_kernels(make_plan(nd, Sides(rows, rows), None, config, output))
+            plan = make_plan(nd, Sides(rows, rows), None, config, output)
+            names |= plan_kernels(plan)
+            grouped = output == "count" and config.group_equalities
+            if grouped and leading_equalities(plan.stages) >= 2:  # grouped at once
+                names.add("group-composite")
             if planned and output == "pairs" and ineqs and (ineqs >= 2 or NONEQUALITY in classes):
                 names.update(("bhsm", "cdq") + (("iejoin",) if ineqs == 2 else ()))
     if "refine" in names and threads > 1 and rows >= config.parallel_work * threads:
@@ -318,6 +322,16 @@ def _counting_sort(t: SimpleNamespace) -> None:
     composite_keys(t.codes, rows, np.array([6, 6], np.int64), tids, np.empty(t.n, np.int32))
 
 
+def _group_composite(t: SimpleNamespace) -> None:
+    """Leading equalities grouped at once, serially (refine_equalities)."""
+    from facet.kernels.composite import group_composite
+
+    tids = np.arange(t.n, dtype=np.int32)
+    rows = np.array([0, 1], np.int64)
+    for doms in ([6, 6], [1 << 20, 6]):  # (a first domain too wide to be the ids)
+        group_composite(tids, t.codes, rows, np.array(doms, np.int64))
+
+
 def _bhsm(t: SimpleNamespace) -> None:
     from facet.kernels.bhsm import refine_bhsm
 
@@ -421,6 +435,7 @@ KERNELS: dict[str, Callable[[SimpleNamespace], None]] = {
     "hashing": _hashing,
     "refine": _refine,
     "counting-sort": _counting_sort,
+    "group-composite": _group_composite,
     "bhsm": _bhsm,
     "cdq": _cdq,
     "iejoin": _iejoin,
