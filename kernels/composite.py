@@ -161,6 +161,27 @@ def _slot(c, mark, mask, hkey, hmark):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _tallies(dom, direct_codes, big):
+    """The arrays :func:`_tally_lookup` tallies in, for runs of at most ``big``
+    rows: code-indexed stamps and counts while the domain is small (or a run
+    about as big), else an open-addressing table sized to the biggest run.
+    ``(small domain, stamp, cnt, hkey, hmark, hcnt)``."""
+    small_dom = dom <= direct_codes
+    size = max(dom, 1) if small_dom or 2 * big >= dom else 1
+    cap = 1
+    while cap < 2 * big:
+        cap <<= 1
+    return (
+        small_dom,
+        np.full(size, -1, np.int32),
+        np.zeros(size, np.int32),
+        np.empty(cap, np.int32),
+        np.full(cap, -1, np.int32),
+        np.empty(cap, np.int32),
+    )
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _tally_lookup(ac, a0, a1, bc, bt, b0, b1, deg, ne, direct, mark, stamp, cnt, hkey, hmark, hcnt):
     """Tally the codes ``ac[a0:a1]``, then add to ``deg[bt[p]]`` the tallied rows
     each ``bc[p]`` (``p`` in ``b0:b1``) pairs with: its code's count (equality)
@@ -295,6 +316,8 @@ def count_composite(
     nl = lt.shape[0]
     nr = rt.shape[0]
     k = ea.shape[0]
+    if not shared and _swapped_keys(lt, rt, ea, eb, doms, ra, rb):
+        return _count_swapped(lt, codes, ea, eb, doms[0], ra, ne, deg_l, deg_r, direct_codes, dom)
     # int32 throughout (tids, codes and ids stay below 2^31): a fresh array's
     # pages cost about as much to fault in as the pass that fills them
     ids_l = np.empty(nl, np.int32)
@@ -329,16 +352,7 @@ def count_composite(
     big = 0
     for v in range(nid):
         big = max(big, start_l[v + 1] - start_l[v], start_r[v + 1] - start_r[v])
-    small_dom = dom <= direct_codes
-    size = max(dom, 1) if small_dom or 2 * big >= dom else 1
-    stamp = np.full(size, -1, np.int32)
-    cnt = np.zeros(size, np.int32)
-    cap = 1
-    while cap < 2 * big:
-        cap <<= 1
-    hkey = np.empty(cap, np.int32)
-    hmark = np.full(cap, -1, np.int32)
-    hcnt = np.empty(cap, np.int32)
+    small_dom, stamp, cnt, hkey, hmark, hcnt = _tallies(dom, direct_codes, big)
     total = 0
     mark = 0
     for v in range(nid):
@@ -360,6 +374,110 @@ def count_composite(
         )
     # (t, t) is no pair: take it off where t is on both sides and satisfies everything
     return total - _take_self_pairs(lt, rt, codes, ea, eb, ra, rb, ne, deg_l, deg_r, shared)
+
+
+@njit(cache=True, nogil=True)
+def _swapped_keys(lt, rt, ea, eb, doms, ra, rb):
+    """Whether the right key is the left key's columns in another order, over
+    the same rows: ``eb`` a permutation of ``ea`` (distinct columns, one
+    domain), ``ra == rb``, ``lt`` equal to ``rt`` -- a symmetric DC such as
+    ``t.origin = t'.dest and t.dest = t'.origin`` on a reflexive pair -- with
+    few enough key combinations (``domain ** k``) to be ids as they are."""
+    k = ea.shape[0]
+    if k < 2 or ra != rb or lt.shape[0] != rt.shape[0]:
+        return False
+    span = 1
+    for j in range(k):
+        if doms[j] != doms[0]:
+            return False
+        span *= max(doms[0], 1)
+        if span > lt.shape[0] + rt.shape[0]:
+            return False
+        found = 0
+        for i in range(k):
+            found += eb[i] == ea[j]
+            if i != j and ea[i] == ea[j]:
+                return False
+        if found != 1:
+            return False
+    for i in range(lt.shape[0]):  # noqa: SIM110 - a numba loop, not a generator
+        if lt[i] != rt[i]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _count_swapped(lt, codes, ea, eb, d, r, ne, deg_l, deg_r, direct_codes, dom):
+    """:func:`count_composite` where :func:`_swapped_keys` holds: a row's right
+    key is its left key's digits permuted, so one counting sort by the left key
+    (mixed-radix ids over the domain ``d``, no renumbering) answers both sides --
+    the rows whose right key is ``v`` are those whose left key is ``v``'s digits
+    put back in order.  Returns the violations added."""
+    m = lt.shape[0]
+    k = ea.shape[0]
+    d = max(d, 1)
+    span = 1
+    for _ in range(k):
+        span *= d
+    # where each left digit goes in the right key: eb[j] = ea[to[j]]
+    to = np.empty(k, np.int64)
+    for j in range(k):
+        for i in range(k):
+            if ea[i] == eb[j]:
+                to[j] = i
+    ids = np.empty(m, np.int32)
+    for i in range(m):
+        t = lt[i]
+        v = 0
+        for j in range(k):
+            c = codes[ea[j], t]
+            if c < 0:
+                v = -1
+                break
+            v = v * d + c
+        ids[i] = v
+    start, pos, fin = _sort_by_id(ids, lt, codes, r, span)
+    big = 0
+    for v in range(span):
+        big = max(big, start[v + 1] - start[v])
+    small_dom, stamp, cnt, hkey, hmark, hcnt = _tallies(dom, direct_codes, big)
+    digits = np.empty(k, np.int64)
+    total = 0
+    mark = 0
+    for v in range(span):
+        l0, l1 = start[v], start[v + 1]
+        if l0 == l1:
+            continue
+        # the rows t' pairing with key v on the left hold v as their right key:
+        # codes[ea[to[j]], t'] = digit j of v, so their left key is w
+        x = v
+        for j in range(k - 1, -1, -1):
+            digits[j] = x % d
+            x //= d
+        w = 0
+        for i in range(k):
+            for j in range(k):
+                if to[j] == i:
+                    w = w * d + digits[j]
+        r0, r1 = start[w], start[w + 1]
+        if r0 == r1:
+            continue
+        direct = small_dom or 2 * max(l1 - l0, r1 - r0) >= dom
+        mark += 1
+        total += _tally_lookup(
+            fin, r0, r1, fin, pos, l0, l1, deg_l, ne, direct, mark, stamp, cnt, hkey, hmark, hcnt
+        )
+        mark += 1
+        _tally_lookup(
+            fin, l0, l1, fin, pos, r0, r1, deg_r, ne, direct, mark, stamp, cnt, hkey, hmark, hcnt
+        )
+        if v == w and not ne:  # (t, t) is no pair: t meets its own key and code
+            for p in range(l0, l1):
+                if fin[p] >= 0:
+                    deg_l[pos[p]] -= 1
+                    deg_r[pos[p]] -= 1
+                    total -= 1
+    return total
 
 
 @njit(cache=True, nogil=True, inline="always")
