@@ -30,6 +30,14 @@ OP_CODES = {"=": OP_EQ, "!=": OP_NE, "<": OP_LT, "<=": OP_LE, ">": OP_GT, ">=": 
 OP_FLIP = np.array([OP_EQ, OP_NE, OP_GT, OP_GE, OP_LT, OP_LE], np.int64)
 
 
+@njit(cache=True, nogil=True)
+def iota(out):
+    """``out[i] = i``: the tids of a whole table, written into memory the caller
+    chose (:func:`facet.engine.memory.whole_tids`)."""
+    for i in range(out.shape[0]):
+        out[i] = i
+
+
 @njit(cache=True, nogil=True, inline="always")
 def compare(a, op, b):
     """``a op b`` on non-NULL codes."""

@@ -226,14 +226,16 @@ def _tally_lookup(ac, a0, a1, bc, bt, b0, b1, deg, ne, direct, mark, stamp, cnt,
 
 
 @njit(cache=True, nogil=True)
-def partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne):
+def partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne, out_l, out_r):
     """``lt`` and ``rt`` less the rows no row of the other side can pair with: a
     semi-join on every cross-column equality (and on a cross-column equality
     sink) in turn -- a row whose code the other side's remaining rows never
     hold, or a NULL, is in no pair.  Same-column equalities over one tid set
     keep every row, so they are not looked at.  The sides come back as sets: a
     side of every row (``codes.shape[1]`` distinct tids) is read in row order,
-    and what is kept of it is ascending."""
+    and what is kept of it is ascending.  A side cut is written to ``out_l`` /
+    ``out_r`` (as long as the side; the caller's memory, e.g. on huge pages),
+    and cut again in place."""
     k = ea.shape[0]
     for j in range(k + 1):
         if j < k:
@@ -251,9 +253,9 @@ def partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne):
             drop_l |= on_l[c] and not on_r[c]
             drop_r |= on_r[c] and not on_l[c]
         if drop_l:
-            lt = _present(lt, codes[a], on_r)
+            lt = _present(lt, codes[a], on_r, out_l)
         if drop_r:
-            rt = _present(rt, codes[b], on_l)
+            rt = _present(rt, codes[b], on_l, out_r)
     return lt, rt
 
 
@@ -276,11 +278,12 @@ def _marks(tids, col, d):
 
 
 @njit(cache=True, nogil=True)
-def _present(tids, col, on):
-    """The ``tids`` whose code in ``col`` is marked ``on`` (``tids`` every row of
-    ``col``: read in row order, and kept ascending).  Branch-free: a few rows may
-    pass, at random."""
-    out = np.empty_like(tids)  # (pages past the rows kept are never touched)
+def _present(tids, col, on, out):
+    """The ``tids`` whose code in ``col`` is marked ``on``, written to ``out``
+    (which may be ``tids``' own memory: a row is written at or before where it
+    is read; pages past the rows kept are never touched) -- ``tids`` every row
+    of ``col``: read in row order, and kept ascending.  Branch-free: a few rows
+    may pass, at random."""
     m = 0
     if tids.shape[0] == col.shape[0]:
         for i in range(col.shape[0]):

@@ -711,7 +711,11 @@ def test_cross_column_rows_without_partners_drop_and_counts_stay(data):
     lt = np.sort(rng.choice(n, size=int(rng.integers(0, n + 1)), replace=False)).astype(np.int32)
     rt = rng.choice(n, size=int(rng.integers(0, n + 1)), replace=False).astype(np.int32)
     want_l, want_r = _naive_degrees(lt, rt, codes, ea, eb, ra, rb, ne)
-    kept_l, kept_r = partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne)
+    out_l, out_r = np.empty_like(lt), np.empty_like(rt)  # (the caller's memory)
+    before_l, before_r = lt.copy(), rt.copy()
+    kept_l, kept_r = partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne, out_l, out_r)
+    # a cut side is cut again in place, in out_l / out_r: the sides passed in stay
+    assert np.array_equal(lt, before_l) and np.array_equal(rt, before_r)
     assert set(np.flatnonzero(want_l)) <= set(kept_l.tolist()) <= set(lt.tolist())
     assert set(np.flatnonzero(want_r)) <= set(kept_r.tolist()) <= set(rt.tolist())
     # exactly the semi-joins' rows (a side cut too little would still count right)
@@ -784,7 +788,9 @@ def test_partnered_reads_a_side_of_every_row_in_row_order():
     doms = np.array([30], np.int64)
     every = rng.permutation(n).astype(np.int64)
     for lt, rt in ((every, every), (np.arange(n, dtype=np.int64), every[: n // 2])):
-        kept_l, kept_r = partnered(lt, rt, codes, ea, eb, doms, 1, 0, 30, False)
+        kept_l, kept_r = partnered(
+            lt, rt, codes, ea, eb, doms, 1, 0, 30, False, np.empty_like(lt), np.empty_like(rt)
+        )
         twin_l, twin_r = _naive_partnered(lt, rt, codes, ea, eb, 1, 0, False)
         assert set(kept_l.tolist()) == twin_l and set(kept_r.tolist()) == twin_r
         for side, kept in ((lt, kept_l), (rt, kept_r)):

@@ -21,6 +21,7 @@ import numpy as np
 from facet.encoding import EncodedTable
 from facet.engine.context import Context
 from facet.engine.groups import Groups
+from facet.engine.memory import huge_empty
 from facet.engine.parallel import run_parts, split
 from facet.engine.refinement import refine, refine_equalities
 from facet.kernels.common import LE, LHE, LHS, LS, RE, RHE, RHS, RS
@@ -234,7 +235,10 @@ def count_fused(ctx: Context, plan: Plan, groups: Groups) -> Degrees:
         rt = groups.buf[d[RS] : d[RE]]
         shared = same_columns and d[LS] == d[RS] and d[LE] == d[RE]
         if not shared:  # rows no row of the other side shares a code with: gone first
-            lt, rt = partnered(lt, rt, ctx.codes, ea, eb, doms, ra, rb, ctx.domain(key), ne)
+            lt, rt = partnered(
+                lt, rt, ctx.codes, ea, eb, doms, ra, rb, ctx.domain(key), ne,
+                huge_empty(len(lt), lt.dtype), huge_empty(len(rt), rt.dtype),
+            )  # fmt: skip
         pieces = [(lt, rt)]
         if len(eqs) and ctx.threads > 1 and len(lt) + len(rt) >= ctx.config.fuse_split_tids:
             # a pair lies within one range of the first equality's codes: one range a

@@ -14,6 +14,7 @@ import numpy as np
 
 from facet.encoding import EncodedTable
 from facet.engine.groups import Groups
+from facet.engine.memory import whole_tids
 from facet.kernels.common import OP_CODES, compare_arrays
 from facet.language.ast import DC
 from facet.language.normalize import NormalDC, PairPredicate, RowFilter, normalize
@@ -152,7 +153,7 @@ def initial_groups(
     unless ``semi`` is False)."""
     m0 = filter_mask(enc, dc.side_filters(0))
     m1 = filter_mask(enc, dc.side_filters(1))
-    allt = np.arange(enc.n, dtype=np.int32)
+    allt = whole_tids(enc.n)  # (on huge pages: a million rows' tids fault a few times)
     left = allt if m0 is None else allt[m0]
     same = (m0 is None and m1 is None) or (
         m0 is not None and m1 is not None and np.array_equal(m0, m1)

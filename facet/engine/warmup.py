@@ -80,6 +80,7 @@ def run_kernels(
     decide only the order of a plan's stages and, for ``pairs``, which inequality
     algorithms run: those it may choose are all included.  ``source=None``: any
     table (text columns, no parallel paths)."""
+    from facet.engine.memory import HUGE_MIN
     from facet.key_tallies import shape as key_shape
     from facet.language.normalize import INEQUALITY, NONEQUALITY, normalize
     from facet.planner.plan import leading_equalities, make_plan, needs_statistics
@@ -95,6 +96,8 @@ def run_kernels(
         # columns compared with each other encode as one array (all their rows)
         if threads > 1 and rows * _widest_component(dcs) >= config.parallel_text_rows:
             names.add("dictionary-parallel")
+    if 4 * rows >= HUGE_MIN:
+        names.add("tids")  # a big table's tids written onto huge pages (memory.whole_tids)
     for dc in dcs:
         if rows >= config.radix_rank_rows:
             names.add("ranks")  # codes of an integer column (a histogram or radix digits)
@@ -322,6 +325,12 @@ def _counting_sort(t: SimpleNamespace) -> None:
     composite_keys(t.codes, rows, np.array([6, 6], np.int64), tids, np.empty(t.n, np.int32))
 
 
+def _tids(t: SimpleNamespace) -> None:
+    from facet.kernels.common import iota
+
+    iota(np.empty(t.n, np.int32))
+
+
 def _group_composite(t: SimpleNamespace) -> None:
     """Leading equalities grouped at once, serially (refine_equalities)."""
     from facet.kernels.composite import group_composite
@@ -397,7 +406,10 @@ def _count_keyed(t: SimpleNamespace) -> None:
                 scatter_degrees(deg_l, lt, dl)
         degree_totals(deg_l, deg_r)
         split_by_code(lt, rt, t.codes[0], t.codes[1], 6, 2)  # pieces for the threads
-        partnered(lt, rt, t.codes, rows, rows[::-1].copy(), doms, 0, 1, 6, False)
+        partnered(
+            lt, rt, t.codes, rows, rows[::-1].copy(), doms, 0, 1, 6, False,
+            np.empty_like(lt), np.empty_like(rt),
+        )  # fmt: skip
 
 
 def _key_candidates(t: SimpleNamespace) -> None:
@@ -434,6 +446,7 @@ KERNELS: dict[str, Callable[[SimpleNamespace], None]] = {
     "ranks": _ranks,
     "hashing": _hashing,
     "refine": _refine,
+    "tids": _tids,
     "counting-sort": _counting_sort,
     "group-composite": _group_composite,
     "bhsm": _bhsm,
