@@ -479,7 +479,6 @@ def _integer_parts_codes(
     if total < config.radix_rank_rows:
         return None
     arrays: list[tuple[np.ndarray, np.ndarray]] = []
-    lo = hi = None
     for p in parts:
         if p.null_count == 0:
             v, ok = p.to_numpy(zero_copy_only=False), _NO_MASK
@@ -488,24 +487,43 @@ def _integer_parts_codes(
             ok = ~np.asarray(p.is_null())
         if v.dtype.kind != "i" and v.dtype.itemsize >= 8:
             return None  # uint64: beyond the int64 the kernels take
-        w = v.astype(np.int64, copy=False)
-        plo, phi, m = (int(x) for x in value_range(w, ok))
-        if m:
-            lo = plo if lo is None else min(lo, plo)
-            hi = phi if hi is None else max(hi, phi)
-        arrays.append((w, ok))
-    if lo is None or hi is None or hi - lo > config.rank_histogram_span * total + 64:
+        arrays.append((v.astype(np.int64, copy=False), ok))
+    # a part a thread from Config.parallel_text_rows rows (the text pool: the
+    # component pool's tasks wait on it); each part's presence marked apart
+    threads = min(config.workers, len(arrays)) if total >= config.parallel_text_rows else 1
+    each = _text_pool(config.workers).map if threads > 1 else map
+    ranges = [tuple(int(x) for x in r) for r in each(lambda a: value_range(*a), arrays)]
+    seen = [(plo, phi) for plo, phi, m in ranges if m]
+    if not seen:
+        return None
+    lo, hi = min(r[0] for r in seen), max(r[1] for r in seen)
+    if hi - lo > config.rank_histogram_span * total + 64:
         return None
     out = np.empty(total, np.int32) if out is None else out
     rank = np.zeros(hi - lo + 1, np.int32)
-    for v, ok in arrays:
-        mark_range(v, ok, np.int64(lo), rank)
+    if threads > 1:
+        marks = list(each(lambda a: _marked(a, lo, hi), arrays))
+        for m in marks:
+            np.maximum(rank, m, out=rank)
+    else:
+        for v, ok in arrays:
+            mark_range(v, ok, np.int64(lo), rank)
     uniq = rank_marks(rank, np.int64(lo))
-    at = 0
-    for v, ok in arrays:
-        lookup_range(v, ok, np.int64(lo), rank, out[at : at + v.size])
-        at += v.size
+    starts = np.cumsum([0] + [v.size for v, _ in arrays]).tolist()
+    list(
+        each(
+            lambda i: lookup_range(*arrays[i], np.int64(lo), rank, out[starts[i] : starts[i + 1]]),
+            range(len(arrays)),
+        )
+    )
     return out, pa.array(uniq.astype(typ.to_pandas_dtype(), copy=False), typ)
+
+
+def _marked(part: tuple[np.ndarray, np.ndarray], lo: int, hi: int) -> np.ndarray:
+    """One part's presence over ``lo..hi`` (``kernels/ranks.mark_range``)."""
+    rank = np.zeros(hi - lo + 1, np.int32)
+    mark_range(*part, np.int64(lo), rank)
+    return rank
 
 
 class HashedDictionary:

@@ -310,8 +310,13 @@ def test_random_typed_tables_equal_naive(data):
     note(f"schema: {table.schema}")
     note(f"DC: {dc.canonical()}")
     # radix_rank_rows=0: integer columns of every width take the rank kernels
-    # (kernels/ranks.py) that big tables take, not numpy's small-table route
-    config = Config(radix_rank_rows=data.draw(st.sampled_from([20_000, 0])))
+    # (kernels/ranks.py) that big tables take, not numpy's small-table route; with
+    # parallel_text_rows=0 on two threads, a component's integer columns are ranked
+    # a column a thread
+    config = Config(
+        radix_rank_rows=data.draw(st.sampled_from([20_000, 0])),
+        **data.draw(st.sampled_from([{}, {"threads": 2, "parallel_text_rows": 0}])),
+    )
     want = naive_pairs(table, dc)
     assert pairs_of(table, dc, config=config) == want
 
@@ -446,3 +451,35 @@ def test_a_dictionary_column_whose_chunk_is_all_null_with_an_empty_dictionary():
         table = pa.table({"c": column.cast(full.type)})
         for text in ("not(t.c = t'.c)", "not(t.c != t'.c)", "not(t.c = 'a')"):
             check(table, text)
+
+
+@settings(max_examples=examples(200, 30), deadline=None)
+@given(st.data())
+def test_integer_columns_ranked_together_a_column_a_thread_as_serially(data):
+    """A component's integer columns ranked together (``encoding._integer_parts_codes``):
+    a column a thread (each column's presence marked apart, then merged) gives the
+    codes and values of one thread -- codes that order the values, NULLs -1."""
+    import numpy as np
+
+    from facet.encoding import _integer_parts_codes
+
+    typ = data.draw(st.sampled_from([pa.int8(), pa.int32(), pa.int64(), pa.uint32()]))
+    lo, hi = (-100, 100) if typ != pa.uint32() else (0, 200)
+    k = data.draw(st.integers(2, 4))
+    parts = [
+        pa.array(data.draw(st.lists(st.one_of(st.none(), st.integers(lo, hi)), max_size=60)), typ)
+        for _ in range(k)
+    ]
+    serial = _integer_parts_codes(parts, Config(threads=1, radix_rank_rows=0), None)
+    threaded = _integer_parts_codes(
+        parts, Config(threads=2, radix_rank_rows=0, parallel_text_rows=0), None
+    )
+    if serial is None:  # (every value NULL: the route does not apply either way)
+        assert threaded is None
+        return
+    assert np.array_equal(serial[0], threaded[0]) and serial[1].equals(threaded[1])
+    values = [v for p in parts for v in p.to_pylist()]
+    assert sorted(set(values) - {None}) == threaded[1].to_pylist()
+    assert threaded[0].tolist() == [
+        -1 if v is None else threaded[1].to_pylist().index(v) for v in values
+    ]
