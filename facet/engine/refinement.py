@@ -143,11 +143,13 @@ def _whole_table_equality(ctx: Context, groups: Groups, stage: Stage) -> Groups 
 
 
 def refine_equalities(ctx: Context, groups: Groups, stages: list[Stage]) -> tuple[Groups, int]:
-    """The plan's leading same-column equalities on one big reflexive group (the
-    whole table) as one: a composite code per row over their columns, then one
-    parallel counting sort by it -- instead of one refinement each, the later ones
-    over many small groups (φ9's origin then dest: 56k groups).  Returns the
-    groups and how many stages they answer (0: none, the groups as they were)."""
+    """The plan's leading same-column equalities as one: on one big reflexive group
+    (the whole table) a composite code per row over their columns, then one
+    parallel counting sort by it; on up to :data:`SERIAL_GROUPS` reflexive groups
+    without holes otherwise, serially (:func:`_grouped_serially`) -- instead of
+    one refinement each, the later ones over many small groups (φ9's origin then
+    dest: 56k groups).  Returns the groups and how many stages they answer (0:
+    none, the groups as they were)."""
     eqs = leading_equalities(stages)
     if eqs < 2 or not ctx.config.group_equalities or len(groups) == 0:
         return groups, 0
