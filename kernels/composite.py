@@ -79,6 +79,42 @@ def _level(ids_l, ids_r, cl, cr, nid, dom):
 
 
 @njit(cache=True, nogil=True)
+def _composite_ids(lt, rt, codes, ea, eb, doms, rows):
+    """Dense composite ids of the rows ``lt`` under the codes of ``ea`` and of
+    the rows ``rt`` under those of ``eb`` (domains ``doms``), in one id space
+    (:func:`_level` a column at a time; -1 where a code is NULL); the first
+    column's codes are the ids as they are while its domain is within a few
+    times ``rows``.  Returns ``(ids_l, ids_r, ids)`` (int32: tids, codes and ids
+    stay below 2^31; a fresh array's pages cost about as much to fault in as
+    the pass that fills them)."""
+    nl = lt.shape[0]
+    nr = rt.shape[0]
+    k = ea.shape[0]
+    ids_l = np.empty(nl, np.int32)
+    ids_r = np.empty(nr, np.int32)
+    first = k > 0 and doms[0] <= max(4 * rows, 1 << 16)
+    if not first:
+        ids_l[:] = 0
+        ids_r[:] = 0
+    nid = 1
+    more = k > 1 or (k == 1 and not first)  # codes to combine with the ids
+    cl = np.empty(nl if more else 0, np.int32)
+    cr = np.empty(nr if more else 0, np.int32)
+    for j in range(k):
+        into_l = ids_l if j == 0 and first else cl
+        into_r = ids_r if j == 0 and first else cr
+        for i in range(nl):
+            into_l[i] = codes[ea[j], lt[i]]
+        for i in range(nr):
+            into_r[i] = codes[eb[j], rt[i]]
+        if j == 0 and first:
+            nid = max(doms[0], 1)
+        else:
+            nid = max(_level(ids_l, ids_r, cl, cr, nid, doms[j]), 1)
+    return ids_l, ids_r, nid
+
+
+@njit(cache=True, nogil=True)
 def _sort_by_id(ids, tids, codes, row, nid):
     """Offsets (``nid + 1``), then the positions in ``tids`` and their codes in
     ``row``, of the rows with an id, sorted by id (a counting sort; the offsets
@@ -110,19 +146,7 @@ def group_composite(tids, codes, rows, doms):
     wide the product of their domains.  Returns ``(buf, desc)``: the tids (int32)
     by id, and a reflexive descriptor for each run of two tids or more."""
     m = tids.shape[0]
-    k = rows.shape[0]
-    first = doms[0] <= max(4 * m, 1 << 16)  # the first row's codes are ids as they are
-    ids = np.zeros(m, np.int32)
-    cs = np.empty(m if k > 1 or not first else 0, np.int32)
-    nid = 1
-    for j in range(k):
-        into = ids if j == 0 and first else cs
-        for i in range(m):
-            into[i] = codes[rows[j], tids[i]]
-        if j == 0 and first:
-            nid = max(doms[0], 1)
-        else:
-            nid = max(_level(ids, ids[:0], cs, cs[:0], nid, doms[j]), 1)
+    ids, _, nid = _composite_ids(tids, tids[:0], codes, rows, rows, doms, m)
     # a stable counting sort of the tids by id (offsets their own fill pointers)
     start = np.zeros(nid + 2, np.int64)
     for i in range(m):
@@ -318,33 +342,9 @@ def count_composite(
     written).  Returns the violations added."""
     nl = lt.shape[0]
     nr = rt.shape[0]
-    k = ea.shape[0]
     if not shared and _swapped_keys(lt, rt, ea, eb, doms, ra, rb):
         return _count_swapped(lt, codes, ea, eb, doms[0], ra, ne, deg_l, deg_r, direct_codes, dom)
-    # int32 throughout (tids, codes and ids stay below 2^31): a fresh array's
-    # pages cost about as much to fault in as the pass that fills them
-    ids_l = np.empty(nl, np.int32)
-    ids_r = np.empty(nr if not shared else 0, np.int32)
-    # the first equality's codes are the ids while their domain is small
-    first = k > 0 and doms[0] <= max(4 * (nl + nr), 1 << 16)
-    if not first:
-        ids_l[:] = 0
-        ids_r[:] = 0
-    nid = 1
-    more = k > 1 or (k == 1 and not first)  # codes to combine with the ids
-    cl = np.empty(nl if more else 0, np.int32)
-    cr = np.empty(ids_r.shape[0] if more else 0, np.int32)
-    for j in range(k):
-        into_l = ids_l if j == 0 and first else cl
-        into_r = ids_r if j == 0 and first else cr
-        for i in range(nl):
-            into_l[i] = codes[ea[j], lt[i]]
-        for i in range(ids_r.shape[0]):
-            into_r[i] = codes[eb[j], rt[i]]
-        if j == 0 and first:
-            nid = max(doms[0], 1)
-        else:
-            nid = max(_level(ids_l, ids_r, cl, cr, nid, doms[j]), 1)
+    ids_l, ids_r, nid = _composite_ids(lt, rt[:0] if shared else rt, codes, ea, eb, doms, nl + nr)
     start_l, tl, cl_ = _sort_by_id(ids_l, lt, codes, ra, nid)
     if shared:
         start_r, tr, cr_ = start_l, tl, cl_
