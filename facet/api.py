@@ -48,6 +48,7 @@ from facet.progress import (
 from facet.result import DCResult, Result
 from facet.sinks.arrow import BLOCK_SCHEMA, PAIR_SCHEMA
 from facet.sinks.files import TableWriter, TextFile, out_format
+from facet.sinks.ordering import sorted_blocks, sorted_pairs
 
 OUTPUTS = ("count", "pairs", "blocks", *ROW_OUTPUTS)
 RulesLike = str | os.PathLike | Iterable[str | DC] | None
@@ -375,6 +376,7 @@ def detect(
     master: str | None = None,
     id_column: str | None = None,
     where: str | None = None,
+    sort: bool = False,
 ) -> Result:
     """Find every violation of the DCs in ``data``.
 
@@ -393,6 +395,11 @@ def detect(
     URL when no session is active (default ``local[*]``; ``sc://host`` for Spark
     Connect).  ``id_column``: a column of a Spark DataFrame holding each row's id,
     used as its tid (default: the row's position).
+
+    ``sort``: pairs by ``(dc, t1, t2)`` and blocks by their sorted tid lists
+    (:mod:`facet.sinks.ordering`); with ``limit`` the first N of that order.
+    Without it their order is the plan's.  Row outputs always come in their
+    documented order.
 
     ``where``: a row condition (``"state = 'NY' and salary > 1000"``, grammar in
     :mod:`facet.language.where`); the run then reports only the violations holding
@@ -454,7 +461,7 @@ def detect(
             where=where,
         )
 
-    return run_detection(opener, output, out_path, limit, mode, progress, timeout)
+    return run_detection(opener, output, out_path, limit, mode, progress, timeout, sort)
 
 
 def run_detection(
@@ -465,6 +472,7 @@ def run_detection(
     mode: str,
     progress: ProgressCallback | None,
     timeout: float | None,
+    sort: bool = False,
 ) -> Result:
     """A validated run: ``opener`` opens the session (the whole table, or an
     incremental :class:`facet.detector.Detector`'s), then counts and outputs
@@ -475,7 +483,7 @@ def run_detection(
     try:
         try:
             with monitor.alarm():
-                result = _detect(run, monitor, opener(monitor), output, out_path, limit, mode)
+                result = _detect(run, monitor, opener(monitor), output, out_path, limit, mode, sort)
                 monitor.check()  # the deadline covers everything but the final rename
         except DeadlineExceeded:
             raise
@@ -517,6 +525,7 @@ def _detect(
     out_path: str | None,
     limit: int | None,
     mode: str,
+    sort: bool = False,
 ) -> Result:
     session, dc_list = opened.session, opened.session.dcs
     run.session = session
@@ -562,9 +571,11 @@ def _detect(
         return result
     if output in ROW_OUTPUTS:
         return _row_output(run, monitor, session, result, output, out_path)
-    session.limit = limit
+    session.limit = None if sort else limit  # (sorted: every pair is listed)
     if out_path is None:
         _check_memory(session, results, output, limit)
+    elif sort and limit is None:  # one DC's pairs at a time are held to be sorted
+        _check_memory(session, results, output, limit, each=True)
     schema_out = PAIR_SCHEMA if output == "pairs" else BLOCK_SCHEMA
     produce = session.dc_pairs if output == "pairs" else session.dc_blocks
     expected = None
@@ -572,7 +583,9 @@ def _detect(
         expected = sum(r.violations if limit is None else min(r.violations, limit) for r in results)
     monitor.start("write", expected)
     if session.engine.capabilities.frames:
-        return _frames_output(run, monitor, session, result, output, out_path, limit, schema_out)
+        return _frames_output(
+            run, monitor, session, result, output, out_path, limit, schema_out, sort
+        )
     finals, shared_out = shared_groups(session, mode, output)
     kept: list[pa.RecordBatch] = []
     if out_path is not None:
@@ -581,7 +594,15 @@ def _detect(
         t = time.perf_counter()
         written = 0
         res.seconds += shared_out.get(i, 0.0)
-        for batch in produce(i, limit, finals.get(i)):
+        if not sort:
+            batches = produce(i, limit, finals.get(i))
+        elif output == "pairs":
+            batches = sorted_pairs(
+                produce(i, None, finals.get(i)), i, session.rows, limit, session.config.row_chunk
+            )
+        else:
+            batches = sorted_blocks(produce(i, None, finals.get(i)), i, limit)
+        for batch in batches:
             written += batch.num_rows
             if run.pending is not None:
                 run.pending.write(batch)
@@ -624,12 +645,17 @@ PAIR_BYTES = 24
 
 
 def _check_memory(
-    session: Session, results: list[DCResult], output: str, limit: int | None
+    session: Session,
+    results: list[DCResult],
+    output: str,
+    limit: int | None,
+    each: bool = False,
 ) -> None:
     """Refuse (exit 2) pairs or blocks that would not fit in the memory
     available, before listing any: pairs are known exactly from the counts;
     blocks are estimated from the plan (each dominance split copies its tids
-    once per halving of the code range)."""
+    once per halving of the code range).  ``each``: one DC's are held at a time
+    (``--sort`` with ``--out``), not all of them."""
     available = available_memory()
     if available is None:
         return
@@ -651,7 +677,7 @@ def _check_memory(
         if limit is not None:
             tids = min(tids, float(limit) * side)
         need.append(int(tids * 8))
-    total = sum(need)
+    total = max(need, default=0) if each else sum(need)
     if total <= available:
         return
     i = max(range(len(need)), key=need.__getitem__)
@@ -659,6 +685,12 @@ def _check_memory(
     n = results[i].violations if limit is None else min(results[i].violations, limit)
     count = f"{n:,} {what}" if output == "pairs" else what
     everything = f" ({human_bytes(total)} for all DCs)" if total > need[i] else ""
+    if each:
+        raise FacetInputError(
+            f"{_describe(session.dcs[i], i)}: sorting its {count} holds them in memory, "
+            f"about {human_bytes(need[i])}, more than the {human_bytes(available)} "
+            "available; drop --sort, or keep the first N with --limit N"
+        )
     raise FacetInputError(
         f"{_describe(session.dcs[i], i)}: keeping its {count} in memory takes about "
         f"{human_bytes(need[i])}{everything}, more than the {human_bytes(available)} "
@@ -749,13 +781,14 @@ def _frames_output(
     out_path: str | None,
     limit: int | None,
     schema: pa.Schema,
+    sort: bool = False,
 ) -> Result:
     """Pairs or blocks of an engine that gives them as distributed frames
     (Spark): written by its workers with ``out``, else collected once."""
     from facet.engine.spark.outputs import dc_frame, write_frames
 
     t = time.perf_counter()
-    frames = [dc_frame(session, i, output, limit) for i in range(len(result.dcs))]
+    frames = [dc_frame(session, i, output, limit, sort) for i in range(len(result.dcs))]
     written = [0] * len(frames)
 
     def advance(i: int, rows: int) -> None:

@@ -132,6 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     d.add_argument("--limit", type=_nonneg_int, metavar="N", help="at most N pairs (blocks) per DC")
     d.add_argument(
+        "--sort",
+        action="store_true",
+        help="pairs in (dc, t1, t2) order, blocks by their sorted tid lists; with --limit N, "
+        "the first N of that order (row outputs always come in their documented order)",
+    )
+    d.add_argument(
         "--schema",
         metavar="COL:TYPE,...",
         help="override CSV typing, e.g. 'zip:text,salary:int' "
@@ -516,6 +522,7 @@ def run_detect(args: argparse.Namespace) -> int:
             progress=_display,
             timeout=args.timeout,
             where=args.where,
+            sort=args.sort,
         )
     finally:
         if _display is not None:
@@ -576,10 +583,14 @@ def run_batches(args: argparse.Namespace, rules: list[Any]) -> int:
         args.data, rules or None, dcs=args.dc, schema=args.schema, mode=args.mode,
         on_warning=_warn, output=args.output,
     )  # fmt: skip
+    if args.sort:
+        det.initial.sort_output()
     reports = [("base", args.data, det.initial, (0, det.rows))]
     for k, batch in enumerate(args.append, 1):
         first = det.rows
         res = det.append(batch, output=args.output, timeout=args.timeout)
+        if args.sort:
+            res.sort_output()
         reports.append((f"batch {k}", batch, res, (first, det.rows)))
     totals = det.totals()
     if args.format == "json":

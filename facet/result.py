@@ -171,6 +171,17 @@ class Result:
             return self._blocks
         return pa.Table.from_batches(list(self.iter_blocks(limit)), schema=BLOCK_SCHEMA)
 
+    def sort_output(self) -> None:
+        """Put the pairs (blocks) this result keeps in ``sort=True``'s order
+        (:mod:`facet.sinks.ordering`): by ``(dc, t1, t2)``, blocks by their sorted
+        tid lists."""
+        from facet.sinks.ordering import sort_kept
+
+        if self.output == "pairs":
+            self._pairs = sort_kept(self.pairs(), "pairs", self.rows)
+        elif self.output == "blocks":
+            self._blocks = sort_kept(self.blocks(), "blocks", self.rows)
+
     # --------------------------------------------------------------- text
 
     def to_text(self) -> str:

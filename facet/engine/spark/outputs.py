@@ -5,7 +5,8 @@ A DC's pairs are a DataFrame ``(dc, t1, t2)`` and its blocks ``(dc, block,
 t1, t2)``, computed by the tasks and never collected on the driver:
 
 * ``--limit N`` keeps the N smallest ``(t1, t2)`` -- Spark's top-N, a bounded
-  amount per task -- so the pairs kept are the same on every run;
+  amount per task -- so the pairs kept are the same on every run; ``--sort``
+  orders them (a block's tid lists sorted first, so blocks compare as locally);
 * blocks are numbered 0.. within each DC from per-partition counts (as tids
   are), over a persisted frame so the numbering and the rows agree;
 * with ``--out`` the executors write Parquet part files into a temporary
@@ -32,8 +33,10 @@ from facet.engine.spark.table import with_dense_ids
 from facet.engine.spark.tasks import TID
 
 
-def dc_frame(session: Any, i: int, output: str, limit: int | None) -> Any:
-    """DC ``i``'s pairs ``(dc, t1, t2)`` or blocks ``(dc, block, t1, t2)``."""
+def dc_frame(session: Any, i: int, output: str, limit: int | None, sort: bool = False) -> Any:
+    """DC ``i``'s pairs ``(dc, t1, t2)`` or blocks ``(dc, block, t1, t2)``
+    (``sort``: by ``(t1, t2)``, a block's tid lists ascending; the order
+    :mod:`facet.sinks.ordering` gives locally)."""
     from pyspark.sql import functions as F  # noqa: N812
 
     engine = session.engine
@@ -55,10 +58,18 @@ def dc_frame(session: Any, i: int, output: str, limit: int | None) -> Any:
         frame = engine.pair_frame(plan, session.initial(i)).select(dc, "t1", "t2")
     else:
         frame = engine.block_frame(plan, session.initial(i)).select(dc, "t1", "t2")
+        if sort:
+            frame = frame.select(
+                "dc", F.array_sort("t1").alias("t1"), F.array_sort("t2").alias("t2")
+            )
     if limit is not None:
         frame = frame.orderBy("t1", "t2").limit(limit)
+    if sort:
+        frame = frame.orderBy("t1", "t2")
     if output == "blocks":
         frame = with_dense_ids(frame.persist(), "block").select("dc", "block", "t1", "t2")
+        if sort:  # (numbered in that order)
+            frame = frame.orderBy("block")
     return frame
 
 
