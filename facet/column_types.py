@@ -257,7 +257,8 @@ class TextColumn:
     @property
     def integral(self) -> bool:
         """Every parsed value is a whole number that fits int64 (an integer literal
-        up to int64's limits, or a whole number written otherwise, as ``1e3``)."""
+        up to int64's limits, or a whole number written otherwise, as ``1e3``) --
+        judged on the exact decimal value, not on its float64 rounding."""
         if self._integral is None:
             f = self.floats.to_numpy(zero_copy_only=False)  # cached: a float parse needs it
             f = f[~np.isnan(f)]
@@ -276,9 +277,36 @@ class TextColumn:
                     ok = False
             if ok and pc.any(other).as_py():
                 f = pc.filter(self.floats, other).to_numpy(zero_copy_only=False)
-                ok = bool(np.all(f == np.floor(f))) and float(np.max(np.abs(f))) < 2.0**63
+                ok = bool(np.all(f == np.floor(f))) and -(2.0**63) <= float(np.min(f))
+                ok = ok and float(np.max(f)) < 2.0**63
+                ok = ok and all(v is not None for v in self._exact_whole().values())
             self._integral = ok
         return self._integral
+
+    def _exact_whole(self) -> dict[int, int | None]:
+        """The rows whose number is not an integer literal and whose float64 parse
+        may not be its exact value (more than 15 significant digits, or a magnitude
+        of 2^53 or more): each row's exact whole value within int64, or None when
+        it is fractional or beyond int64 (the decimal itself, not its rounding:
+        ``9007199254740993.0`` is 9007199254740993, ``1.00000000000000001`` is not
+        whole).  Few rows in real data; each is read as a Python ``Decimal``."""
+        from decimal import Decimal
+
+        other = pc.and_(self.num_ok, pc.invert(self.pure_ints))
+        mantissa = pc.replace_substring_regex(self.trimmed, r"[eE].*$", "")
+        digits = pc.replace_substring_regex(mantissa, r"[^0-9]", "")
+        significant = pc.replace_substring_regex(
+            pc.replace_substring_regex(digits, r"^0+", ""), r"0+$", ""
+        )
+        big = pc.greater_equal(pc.abs(self.floats), pa.scalar(2.0**53, pa.float64()))
+        risky = pc.and_(other, pc.or_(pc.greater(pc.utf8_length(significant), 15), big))
+        rows = np.flatnonzero(pc.fill_null(risky, _FALSE).to_numpy(zero_copy_only=False))
+        out: dict[int, int | None] = {}
+        for i in rows.tolist():
+            d = Decimal(self.trimmed[i].as_py())
+            whole = d == d.to_integral_value() and -(2**63) <= d < 2**63
+            out[i] = int(d) if whole else None
+        return out
 
     def _fast_ints(self) -> pa.Array | None:
         """int64 in one cast when every number is an integer literal within int64
@@ -331,6 +359,15 @@ class TextColumn:
             )
             use = pc.fill_null(pc.and_(other, whole), _FALSE)
             as_int = pc.cast(pc.if_else(use, f, pa.scalar(None, pa.float64())), pa.int64())
+            exact = self._exact_whole()
+            if exact:  # the rows float64 may round: their exact values (None: not whole)
+                values = pc.fill_null(as_int, 0).to_numpy().astype(np.int64, copy=True)
+                valid = np.asarray(use.to_numpy(zero_copy_only=False), np.bool_).copy()
+                for i, v in exact.items():
+                    values[i] = 0 if v is None else v
+                    valid[i] = v is not None
+                as_int = pa.array(values, pa.int64(), mask=~valid)
+                use = pa.array(valid)
             ints = pc.if_else(use, as_int, ints)
         return ints
 

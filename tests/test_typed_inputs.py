@@ -278,6 +278,33 @@ def test_csv_integers_near_int64_limits_stay_int64(big, tmp_path):
     assert "float" not in err
 
 
+@pytest.mark.parametrize(
+    ("values", "equal", "less"),
+    [
+        # written as a fraction or an exponent, a whole number is its exact value
+        (["9007199254740993", "9007199254740993.0"], 2, 0),
+        (["9.007199254740993e15", "9007199254740993", "5"], 2, 2),
+        (["12345678901234567.0", "12345678901234568"], 0, 1),
+        (["-9223372036854775808.0", "-9223372036854775807"], 0, 1),
+        # not whole once read exactly (float64 would round it whole): a float column
+        (["9007199254740993.5", "9007199254740994"], 2, 0),
+        (["1.00000000000000001", "1", "2"], 2, 2),
+        # beyond int64 written whole: float64
+        (["9223372036854775808.0", "1"], 0, 1),
+    ],
+)
+def test_csv_whole_numbers_are_read_exactly(tmp_path, values, equal, less):
+    """DESIGN §1: a column is int64 when every parsed value is whole and fits
+    int64 -- judged on the decimal itself, not its float64 rounding -- and then
+    every value is read exactly; otherwise float64."""
+    csv = tmp_path / "n.csv"
+    csv.write_text("a\n" + "\n".join(values) + "\n")
+    rc, out, err = cli_count(csv, "--dc", "not(t.a = t'.a)", "--dc", "not(t.a < t'.a)")
+    assert rc == 0, err
+    assert [d["violations"] for d in out["dcs"]] == [equal, less], values
+    assert "Traceback" not in err and "RuntimeWarning" not in err
+
+
 def test_pandas_text_column_ordered_warns_naming_schema():
     import pandas as pd
 
