@@ -221,6 +221,7 @@ class TextColumn:
         self._pure: pa.Array | None = None
         self._fast: pa.Array | bool | None = None
         self._n_iso: int | None = None
+        self._exact: dict[int, int | None] | None = None
 
     @property
     def trimmed(self) -> pa.Array:
@@ -277,7 +278,7 @@ class TextColumn:
                     ok = False
             if ok and pc.any(other).as_py():
                 f = pc.filter(self.floats, other).to_numpy(zero_copy_only=False)
-                ok = bool(np.all(f == np.floor(f))) and -(2.0**63) <= float(np.min(f))
+                ok = bool(np.all(f == np.floor(f))) and float(np.min(f)) >= -(2.0**63)
                 ok = ok and float(np.max(f)) < 2.0**63
                 ok = ok and all(v is not None for v in self._exact_whole().values())
             self._integral = ok
@@ -290,6 +291,8 @@ class TextColumn:
         it is fractional or beyond int64 (the decimal itself, not its rounding:
         ``9007199254740993.0`` is 9007199254740993, ``1.00000000000000001`` is not
         whole).  Few rows in real data; each is read as a Python ``Decimal``."""
+        if self._exact is not None:
+            return self._exact
         from decimal import Decimal
 
         other = pc.and_(self.num_ok, pc.invert(self.pure_ints))
@@ -306,6 +309,7 @@ class TextColumn:
             d = Decimal(self.trimmed[i].as_py())
             whole = d == d.to_integral_value() and -(2**63) <= d < 2**63
             out[i] = int(d) if whole else None
+        self._exact = out
         return out
 
     def _fast_ints(self) -> pa.Array | None:

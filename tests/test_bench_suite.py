@@ -353,3 +353,18 @@ def test_the_report_compares_counts_across_cells_run_apart(tmp_path, monkeypatch
     md, _ = suite.write_report(ctx.args.jsonl, "test")
     rows = [line for line in md.read_text().splitlines() if "| 10 | A |" in line]
     assert len(rows) == 2 and all(line.endswith("| MISMATCH |") for line in rows)
+
+
+def test_the_spark_floor_splits_a_count_by_its_steps():
+    import spark_floor_worker
+
+    events = [(1.0, "statistics"), (2.5, "spreading rows"), (3.0, "4 tasks")]
+    assert spark_floor_worker._steps(events, 7.0) == {
+        "statistics": 1.5,
+        "spreading rows": 0.5,
+        "tasks": 4.0,
+    }
+    # a step met twice (two spreads) adds up; no step: nothing
+    twice = [(0.0, "spreading rows"), (1.0, "2 tasks"), (3.0, "spreading rows"), (3.5, "8 tasks")]
+    assert spark_floor_worker._steps(twice, 4.0) == {"spreading rows": 1.5, "tasks": 2.5}
+    assert spark_floor_worker._steps([], 1.0) == {}
