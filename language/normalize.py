@@ -94,7 +94,7 @@ def normalize(dc: DC) -> NormalDC:
 
 def side_columns(nd: NormalDC, side: int) -> list[str]:
     """Columns of ``t`` (side 0) or ``t'`` (side 1) that the DC's predicates touch,
-    in the order they first appear."""
+    in the order the DC's text first names them (either side)."""
     out: list[str] = []
     for p in nd.preds:
         out.append(p.a if side == 0 else p.b)
@@ -103,4 +103,14 @@ def side_columns(nd: NormalDC, side: int) -> list[str]:
             out.append(f.column)
             if isinstance(f.other, str):
                 out.append(f.other)
-    return list(dict.fromkeys(out))
+    first = text_order(nd)
+    return sorted(dict.fromkeys(out), key=lambda c: first.get(c, len(first)))
+
+
+def text_order(nd: NormalDC) -> dict[str, int]:
+    """Each column the DC names, by the place of its first mention in the DC's text."""
+    first: dict[str, int] = {}
+    for pred in nd.dc.predicates:
+        for col in pred.columns():
+            first.setdefault(col.name, len(first))
+    return first

@@ -182,13 +182,18 @@ def suspects_from(rules: list, pairs_by_dc: dict[int, set]) -> list[tuple]:
                 cols += [f.column] + ([f.other] if isinstance(f.other, str) else [])
         return list(dict.fromkeys(cols))
 
+    def named(dc) -> list[str]:  # the DC's columns in its text's order
+        return list(dict.fromkeys(c.name for p in dc.predicates for c in p.columns()))
+
     sides = [(side(nd, 0), side(nd, 1) if nd.arity == 2 else []) for nd in normal]
-    names = list(dict.fromkeys(c for t, u in sides for c in t + u))
+    names = list(dict.fromkeys(c for dc in rules for c in named(dc)))
 
     def strong(nd, s: int) -> set[str]:
+        """!=, an order, or a constant: strong; a column compared only with = is weak
+        (t.a = t'.a, t.a = t.b, t.a = t.a)."""
         cols = {p.a if s == 0 else p.b for p in nd.preds if p.cls != EQUALITY}
         for f in nd.filters:
-            if f.side == s:
+            if f.side == s and (f.op != "=" or not isinstance(f.other, str)):
                 cols |= {f.column} | ({f.other} if isinstance(f.other, str) else set())
         return cols
 
@@ -306,3 +311,22 @@ def test_components_of_equalities_and_one_order_predicate_never_list_blocks(data
     engine.blocks = no_blocks
     got = _rows(res.components())
     assert got == components_from({0: naive_pairs(table, dc)}), dc.canonical()
+
+
+def test_cells_come_in_the_order_the_dc_names_their_columns():
+    """docs/outputs.md: by dc, tid, then the column's first appearance in the DC --
+    across both sides, row filters included."""
+    table = pa.table({"a": [1, 1], "b": [1, 1], "c": [5, 5]})
+    got = facet.detect(table, dcs=["not(t'.b < t.c and t.a = t'.a)"], output="cells").cells()
+    assert list(zip(got.column("tid").to_pylist(), got.column("column").to_pylist())) == [
+        (0, "b"), (0, "c"), (0, "a"), (1, "b"), (1, "c"), (1, "a"),
+    ]  # fmt: skip
+
+
+def test_a_column_a_row_filter_compares_only_with_equals_is_weak():
+    """``t.a = t.a`` (a is not NULL) compares a with = only: weak, so the tie at
+    score 1 goes to the strong b of ``t.b >= 2`` before the lower tid's a."""
+    table = pa.table({"a": ["x", "y"], "b": [1, 5]})
+    got = facet.detect(table, dcs=["not(t.a = t.a)", "not(t.b >= 2)"], output="suspects")
+    rows = got.suspects().to_pylist()
+    assert [(r["tid"], r["column"]) for r in rows] == [(1, "b"), (0, "a"), (1, "a")]

@@ -42,7 +42,14 @@ from facet.kernels.partners import empty_partners, sample_partners
 from facet.kernels.suspects import greedy_cover
 from facet.language.ast import FLIP
 from facet.language.errors import FacetInputError
-from facet.language.normalize import EQUALITY, NormalDC, PairPredicate, RowFilter, side_columns
+from facet.language.normalize import (
+    EQUALITY,
+    NormalDC,
+    PairPredicate,
+    RowFilter,
+    side_columns,
+    text_order,
+)
 from facet.planner.plan import KEYED, make_plan, needs_statistics
 
 #: a :class:`facet.engine.session.Session` (the session imports this module)
@@ -91,8 +98,8 @@ def strong_columns(nd: NormalDC, side: int) -> set[str]:
     FD's right-hand side, not its left)."""
     out = {p.a if side == 0 else p.b for p in nd.preds if p.cls != EQUALITY}
     for f in nd.filters:
-        if f.side == side:
-            out.add(f.column)
+        if f.side == side and (f.op != "=" or not isinstance(f.other, str)):
+            out.add(f.column)  # (t.a = t.b and t.a = t.a compare with = only: weak)
             if isinstance(f.other, str):
                 out.add(f.other)
     return out
@@ -145,7 +152,8 @@ def cells_table(session: Session, i: int) -> pa.Table:
     left, right = _left_right(session, i)
     tids = np.flatnonzero((left > 0) | (right > 0))
     t_cols, u_cols = side_columns(nd, 0), side_columns(nd, 1)
-    cols = list(dict.fromkeys(t_cols + u_cols))
+    first = text_order(nd)
+    cols = sorted(dict.fromkeys(t_cols + u_cols), key=lambda c: first.get(c, len(first)))
     per_col = {
         c: (left[tids] if c in t_cols else 0) + (right[tids] if c in u_cols else 0) for c in cols
     }
@@ -295,7 +303,8 @@ def suspects_table(session: Session, total: int | None = None) -> pa.Table:
     engine = session.engine
     normal = session.normal
     sides = [(side_columns(nd, 0), side_columns(nd, 1) if nd.arity == 2 else []) for nd in normal]
-    names = list(dict.fromkeys(c for t, u in sides for c in t + u))
+    # ties go to the column the DCs name first (in id order, each in its text's order)
+    names = list(dict.fromkeys(c for nd in normal for c in text_order(nd)))
     col = {c: k for k, c in enumerate(names)}
     width = max(len(names), 1)
     budget = min(session.config.suspect_violations, (1 << 31) - 1)  # the kernel's bound
