@@ -47,6 +47,14 @@ class _Parser(argparse.ArgumentParser):
         raise FacetInputError(f"{message} (see '{self.prog} --help')")
 
 
+class _SchemaAppend(argparse.Action):
+    """``--schema`` given more than once: the overrides of all of them."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
+        before = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, values if not before else f"{before},{values}")
+
+
 def _nonneg_int(text: str) -> int:
     try:
         v = int(text)
@@ -140,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument(
         "--schema",
         metavar="COL:TYPE,...",
+        action=_SchemaAppend,
         help="override CSV typing, e.g. 'zip:text,salary:int' "
         "(types: int, float, number, text, timestamp)",
     )
@@ -209,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="Spark master for --engine spark (default local[*]; sc://HOST for Spark Connect)",
     )
-    e.add_argument("--schema", metavar="COL:TYPE,...")
+    e.add_argument("--schema", metavar="COL:TYPE,...", action=_SchemaAppend)
     e.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     r = sub.add_parser(
         "report",
@@ -225,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", "-o", required=True, metavar="FILE.html", help="the report to write")
     r.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
     r.add_argument("--engine", choices=("local",), default="local", help="local (this machine)")
-    r.add_argument("--schema", metavar="COL:TYPE,...")
+    r.add_argument("--schema", metavar="COL:TYPE,...", action=_SchemaAppend)
     r.add_argument(
         "--max-rows", type=_nonneg_int, default=10_000, metavar="N",
         help="rows of the data embedded at most, violating rows first (default 10000)",

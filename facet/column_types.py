@@ -199,6 +199,10 @@ def parse_schema(spec: str | dict[str, str] | None) -> dict[str, str]:
                 f"--schema: unknown type '{typ}' for column '{col}'; "
                 f"use one of int, float, number, text, timestamp"
             )
+        if out.get(col, kind) != kind:
+            raise FacetInputError(
+                f"--schema: column '{col}' is given two types ({out[col]} and {kind}); keep one"
+            )
         out[col] = kind
     return out
 

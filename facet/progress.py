@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from facet.errors import FacetError
+from facet.errors import FacetError, FacetInputError
 
 #: every phase, in the order a run goes through them (``compile`` or ``warmup``)
 PHASES = ("load", "compile", "warmup", "encode", "count", "write")
@@ -232,8 +232,8 @@ def available_memory() -> int | None:
         try:
             return parse_bytes(env)
         except ValueError:
-            raise FacetError(
-                f"${MEMORY_ENV}: expected bytes like 512M or 4G, got '{env}'"
+            raise FacetInputError(  # bad usage: exit 2
+                f"${MEMORY_ENV}: expected bytes like 512M or 4G, got '{env}'; set it so or unset it"
             ) from None
     figures: list[int] = []
     with contextlib.suppress(OSError, ValueError), open("/proc/meminfo") as f:

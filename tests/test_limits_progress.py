@@ -280,6 +280,28 @@ def test_pairs_that_do_not_fit_are_refused_before_listing(tmp_path):
     assert ok.returncode == 1, ok.stderr
 
 
+def test_a_bad_memory_figure_is_bad_usage_and_sort_is_refused_when_it_would_not_fit(tmp_path):
+    bad = _facet("detect", TAX, "--dc", "zip -> city", "--output", "pairs",
+                 env={MEMORY_ENV: "abc"})  # fmt: skip
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip().splitlines() == [
+        f"facet: error: ${MEMORY_ENV}: expected bytes like 512M or 4G, got 'abc'; "
+        "set it so or unset it"
+    ]
+    # --sort with --out holds one DC's pairs to sort them: refused before writing
+    out = tmp_path / "p.csv"
+    p = _facet("detect", TAX, "--dc", "zip -> city", "--output", "pairs", "--sort", "--out", out,
+               env={MEMORY_ENV: "100K"})  # fmt: skip
+    assert p.returncode == 2 and not out.exists()
+    assert "sorting its 40,552 violating pairs holds them in memory" in p.stderr
+    ok = _facet("detect", TAX, "--dc", "zip -> city", "--output", "pairs", "--sort", "--limit",
+                "5", "--out", out, env={MEMORY_ENV: "100K"})  # fmt: skip
+    assert ok.returncode == 1, ok.stderr
+    pairs = facet.detect(TAX, dcs=["zip -> city"], output="pairs").pairs()
+    want = sorted(zip(pairs.column("t1").to_pylist(), pairs.column("t2").to_pylist()))[:5]
+    assert out.read_text().splitlines()[1:] == [f"0,{a},{b}" for a, b in want]
+
+
 def test_memory_check_in_the_api(monkeypatch):
     monkeypatch.setenv(MEMORY_ENV, "64K")
     with pytest.raises(FacetInputError, match=r"DC 0 .*blocks in memory"):

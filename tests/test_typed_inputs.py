@@ -510,3 +510,17 @@ def test_integer_columns_ranked_together_a_column_a_thread_as_serially(data):
     assert threaded[0].tolist() == [
         -1 if v is None else threaded[1].to_pylist().index(v) for v in values
     ]
+
+
+def test_schema_given_twice_overrides_both_columns_and_refuses_two_types(tmp_path):
+    csv = tmp_path / "places.csv"
+    csv.write_text("zip,city\n01907,a\n1907,b\n")
+    dc = "not(t.zip = t'.zip and t.city != t'.city)"
+    rc, out, err = cli_count(csv, "--dc", dc, "--schema", "zip:int", "--schema", "city:text")
+    assert rc == 0, err
+    assert out["dcs"][0]["violations"] == 2  # 01907 = 1907 as integers
+    rc, out, err = cli_count(csv, "--dc", dc, "--schema", "zip:int", "--schema", "zip:text")
+    assert rc == 2
+    assert err.strip().splitlines() == [
+        "facet: error: --schema: column 'zip' is given two types (int and text); keep one"
+    ]
