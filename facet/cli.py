@@ -370,7 +370,8 @@ def _text_report(result: Any, width: int) -> str:
         rows.append((str(d.id), name, v, f"{d.rows_involved:,}", f"{d.seconds:.3f}"))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     left = sum(widths) + 2 * 5
-    dc_width = max(width - left, 24)
+    dc_width = width - left
+    below = dc_width < 24  # too narrow beside the numbers: the DC under its row
     lines.append("")
     for j, r in enumerate(rows):
         cells = [
@@ -381,11 +382,16 @@ def _text_report(result: Any, width: int) -> str:
             r[4].rjust(widths[4]),
         ]
         text = "dc" if j == 0 else result.dcs[j - 1].dc
-        wrapped = _wrap_dc(text, dc_width)
-        lines.append(("  ".join(cells) + "  " + wrapped[0]).rstrip())
-        lines.extend(" " * left + more for more in wrapped[1:])
+        if below:
+            lines.append("  ".join(cells).rstrip())
+            if j:
+                lines.extend("    " + more for more in _wrap_dc(text, width - 4))
+        else:
+            wrapped = _wrap_dc(text, dc_width)
+            lines.append(("  ".join(cells) + "  " + wrapped[0]).rstrip())
+            lines.extend(" " * left + more for more in wrapped[1:])
         if j == 0:
-            lines.append("  ".join("-" * w for w in widths) + "  --")
+            lines.append("  ".join("-" * w for w in widths) + ("" if below else "  --"))
     lines.append("")
     lines.extend(
         textwrap.wrap(

@@ -560,6 +560,14 @@ def test_text_report_fits_80_columns_and_says_what_numbers_mean(tmp_path, monkey
     main(["detect", str(TAX), "--dc", long_dc, "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["dcs"][0]["dc"].endswith("t.area_code = t'.area_code)")
+    # at 60 columns, wide counts leave under 24 for the DC: it goes under its row
+    monkeypatch.setenv("COLUMNS", "60")
+    main(["detect", str(TAX), "--dc", long_dc, "--dc", "not(t.salary > t'.salary)"])
+    out = capsys.readouterr().out
+    assert max(map(len, out.splitlines())) <= 60
+    flat = " ".join(line.strip() for line in out.splitlines())
+    assert "t.city != t'.city and t.area_code = t'.area_code)" in flat
+    assert "not(t.salary > t'.salary)" in out
 
 
 def test_more_bad_dc_lines_note_without_debug(emp, tmp_path, capsys):
