@@ -28,12 +28,12 @@ NUMBER_RE = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
 INT_RE = r"^[+-]?\d+$"
 #: a date, optionally a time, and a zone only after a time
 ISO_RE = (
-    r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?"
+    r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?"
     r"(Z|z|[+-]\d{2}(:?\d{2})?)?)?$"
 )
 _FALSE = pa.scalar(False)
 #: the zone of a timestamp (after its time: a date's "-22" is not one)
-_ZONE_RE = r"\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|z|[+-]\d{2}(:?\d{2})?)$"
+_ZONE_RE = r"\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|z|[+-]\d{2}(:?\d{2})?)$"
 
 #: names accepted by ``--schema col:type``
 SCHEMA_TYPES = {
@@ -225,6 +225,8 @@ class TextColumn:
         self._pure: pa.Array | None = None
         self._fast: pa.Array | bool | None = None
         self._n_iso: int | None = None
+        self._iso_ok: pa.Array | None = None
+        self._timestamps: pa.Array | None = None
         self._exact: dict[int, int | None] | None = None
 
     @property
@@ -245,11 +247,29 @@ class TextColumn:
         return int(pc.sum(self.num_ok).as_py() or 0)
 
     @property
+    def iso_ok(self) -> pa.Array:
+        """True where the value is an ISO-8601 date/time that exists: an impossible
+        date (month 13, February 30, hour 24) is not one, and does not count for
+        the column's type (docs/semantics.md §4.3)."""
+        if self._iso_ok is None:
+            ok = pc.fill_null(pc.match_substring_regex(self.trimmed, ISO_RE), _FALSE)
+            if pc.any(ok).as_py():
+                ok = pc.is_valid(self.timestamps)
+            self._iso_ok = ok
+        return self._iso_ok
+
+    @property
     def n_iso(self) -> int:
         if self._n_iso is None:
-            ok = pc.fill_null(pc.match_substring_regex(self.trimmed, ISO_RE), _FALSE)
-            self._n_iso = int(pc.sum(ok).as_py() or 0)
+            self._n_iso = int(pc.sum(self.iso_ok).as_py() or 0)
         return self._n_iso
+
+    @property
+    def timestamps(self) -> pa.Array:
+        """timestamp[us, UTC], NULL where not an ISO-8601 date/time that exists."""
+        if self._timestamps is None:
+            self._timestamps = parse_timestamps(self.raw)
+        return self._timestamps
 
     @property
     def floats(self) -> pa.Array:
@@ -384,7 +404,7 @@ class TextColumn:
         if kind == "text":
             return self.raw
         if kind == "timestamp":
-            return parse_timestamps(self.raw)
+            return self.timestamps
         if kind == "int":
             return self.ints()
         return self.floats

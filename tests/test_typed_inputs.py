@@ -524,3 +524,37 @@ def test_schema_given_twice_overrides_both_columns_and_refuses_two_types(tmp_pat
     assert err.strip().splitlines() == [
         "facet: error: --schema: column 'zip' is given two types (int and text); keep one"
     ]
+
+
+@pytest.mark.parametrize(
+    ("values", "violations"),
+    [
+        # impossible dates are no ISO-8601 values: the numbers win the vote
+        (["2021-02-29", "2021-02-29", "5", "7", "2020-01-01"], 1),
+        (["2020-13-01", "2020-13-01", "2020-13-01", "5", "7"], 1),
+        (["2020-01-01T24:00:00", "2020-02-30", "1", "2"], 1),
+        # real dates still win it
+        (["2020-01-01", "2020-01-02", "2021-02-28", "5"], 3),
+    ],
+)
+def test_only_dates_that_exist_vote_for_a_timestamp_column(tmp_path, values, violations):
+    csv = tmp_path / "d.csv"
+    csv.write_text("a\n" + "\n".join(values) + "\n")
+    rc, out, err = cli_count(csv, "--dc", "not(t.a < t'.a)")
+    assert rc == 0, err
+    assert out["dcs"][0]["violations"] == violations
+
+
+def test_an_ordered_column_of_impossible_dates_is_an_error(tmp_path):
+    csv = tmp_path / "d.csv"
+    csv.write_text("a\n2020-13-01\n2020-13-01\n")
+    rc, _, err = cli_count(csv, "--dc", "not(t.a < t'.a)")
+    assert rc == 2 and "none of its values is a number or an ISO date" in err
+
+
+def test_fractions_past_nanoseconds_are_cut_to_microseconds(tmp_path):
+    csv = tmp_path / "d.csv"
+    csv.write_text("a\n2020-01-01T00:00:00.0000000001\n2020-01-01T00:00:00\n2020-01-01T00:00:01\n")
+    rc, out, err = cli_count(csv, "--dc", "not(t.a = t'.a and t.a <= t'.a)")
+    assert rc == 0, err
+    assert out["dcs"][0]["violations"] == 2 and "NULL" not in err

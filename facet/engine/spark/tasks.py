@@ -144,7 +144,7 @@ def text_facts_job(spec: TaskSpec, columns: list[str]) -> Callable:
     and the first value (by tid) that is not a number and not an ISO date --
     what CSV typing and its warnings come from, merged over the table by the
     driver."""
-    from facet.column_types import ISO_RE, TextColumn
+    from facet.column_types import TextColumn
 
     def first_bad(t: TextColumn, ok: pa.Array, tids: np.ndarray) -> tuple[str | None, int | None]:
         bad = np.flatnonzero(
@@ -168,8 +168,7 @@ def text_facts_job(spec: TaskSpec, columns: list[str]) -> Callable:
                 rows["n_num"].append(t.n_num)
                 rows["n_iso"].append(t.n_iso)
                 rows["integral"].append(bool(t.integral))
-                iso = pc.fill_null(pc.match_substring_regex(t.trimmed, ISO_RE), False)
-                for name, ok in (("bad_num", t.num_ok), ("bad_iso", iso)):
+                for name, ok in (("bad_num", t.num_ok), ("bad_iso", t.iso_ok)):
                     value, at = first_bad(t, ok, tids)
                     rows[name].append(value)
                     rows[f"{name}_at"].append(at)
