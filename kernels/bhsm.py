@@ -19,8 +19,8 @@ smallest at ``b = sqrt(d)``: ``nbins <= 0`` picks that per group.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from facet.kernels.jit import njit
 from facet.kernels.refine import _copy_sorted, _put, hsm_walk
 
 

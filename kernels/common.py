@@ -18,8 +18,8 @@ the code matrix for the ``t`` and ``t'`` operand, ``po[k]`` the operator.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from facet.kernels.jit import njit
 from facet.kernels.tuning import CSORT_DENSE, CSORT_MAX_CODES, CSORT_SPARSE
 
 LS, LE, LHS, LHE, RS, RE, RHS, RHE = range(8)

@@ -10,9 +10,9 @@ of it, so a block is joined in ``O(|L| + |R|)`` -- never pair by pair.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from facet.kernels.expand import _first, _next
+from facet.kernels.jit import njit
 
 
 @njit(cache=True, nogil=True)

@@ -20,8 +20,8 @@ ranges of the first equality's codes (:func:`split_by_code`).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from facet.kernels.jit import njit
 from facet.kernels.refine import count_codes
 
 #: Fibonacci hashing multiplier (2^64 / golden ratio)

@@ -23,7 +23,6 @@ non-zero degree on either side.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from facet.kernels.common import (
     gather,
@@ -32,6 +31,7 @@ from facet.kernels.common import (
     lower_bound,
     side_size,
 )
+from facet.kernels.jit import njit
 from facet.kernels.ranks import RADIX_BITS
 from facet.kernels.tuning import (
     HISTOGRAM_SPAN,

@@ -14,8 +14,8 @@ inequality off a large group before dominance counting on the rest.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from facet.kernels.jit import njit
 from facet.kernels.refine import _copy_sorted, _put
 
 

@@ -14,9 +14,9 @@ the caller encodes another way).  Codes are dense; equality codes carry no order
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from facet.kernels.hashing import hash_row
+from facet.kernels.jit import njit
 from facet.kernels.tuning import DICT_FEW, DICT_PARTITIONS
 
 

@@ -25,7 +25,8 @@ Every kernel has a naive twin in tests/test_kernel_twins.py.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from facet.kernels.jit import njit
 
 _M1 = np.uint64(0x5555555555555555)
 _M2 = np.uint64(0x3333333333333333)

@@ -8,9 +8,9 @@ large outputs stream and ``--limit`` stops early.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from facet.kernels.common import holds
+from facet.kernels.jit import njit
 
 
 @njit(cache=True, nogil=True, inline="always")

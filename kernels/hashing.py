@@ -11,7 +11,8 @@ bits, rank of the rest), so datasketch estimates and merges them.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from facet.kernels.jit import njit
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -57,10 +57,10 @@ is neither dense nor correlated is as large as the pair count.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from facet.kernels.common import gather, is_reflexive, side_size, sort_by_key
+from facet.kernels.jit import njit
 from facet.kernels.tuning import INSERTION_SORT
 
 _ONES = np.uint64(0xFFFFFFFFFFFFFFFF)

@@ -11,7 +11,8 @@ never a pass over the pairs (a DC with 10^10 pairs has blocks summing to about n
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from facet.kernels.jit import njit
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -12,7 +12,8 @@ range is small against its rows gets the same ranks from a presence table over t
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from facet.kernels.jit import njit
 
 #: bits per counting pass (2,048 buckets: the counts stay in L1)
 RADIX_BITS = 11

@@ -19,7 +19,6 @@ Output size is O(|L| + |R| + groups) per input group, never sum |R_i|.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from facet.kernels.common import (
     gather,
@@ -29,6 +28,7 @@ from facet.kernels.common import (
     sort_by_key,
     use_counting_sort,
 )
+from facet.kernels.jit import njit
 
 KIND_EQ = 0
 KIND_NE = 1

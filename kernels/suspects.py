@@ -15,7 +15,8 @@ max-heap of packed keys with lazy updates keeps each step ``O(log cells)``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from facet.kernels.jit import njit
 
 #: bits of the strong count in a packed heap key: degree << 31 | strong
 _STRONG_BITS = 31

@@ -24,7 +24,7 @@ export NUMBA_DISABLE_JIT=1 HYPOTHESIS_PROFILE=coverage
   || { echo "facet.kernels is not imported from ./kernels (reinstall: scripts/setup.sh)" >&2; exit 1; }
 "$PY" -m coverage run --branch --source=kernels -m pytest -q -p no:cacheprovider \
   tests/test_kernels.py tests/test_kernel_iejoin.py tests/test_kernel_twins.py \
-  tests/test_property_branches.py "$@"
+  tests/test_property_branches.py tests/test_kernel_cache.py "$@"
 status=0
 "$PY" -m coverage report --show-missing --include='kernels/*.py' --fail-under=95 || status=$?
 if [ "$status" -ne 0 ]; then
