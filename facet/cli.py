@@ -1,8 +1,9 @@
 """The ``facet`` command line (docs/semantics.md §7, §9).
 
 Exit codes: 0 no violations, 1 violations found, 2 bad usage / rules / data
-(also pairs that would not fit in memory), 3 internal failure or ``--timeout``.  Errors are one line on stderr (plus a caret line for DC
-syntax errors); tracebacks only with ``--debug``.
+(also pairs that would not fit in memory), 3 internal failure or ``--timeout``.  Errors are
+one line on stderr (on a terminal, a DC syntax error also shows the DC with a caret under the
+column); tracebacks only with ``--debug``.
 """
 
 from __future__ import annotations
@@ -498,14 +499,17 @@ def run_explain(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+def _stderr_is_terminal() -> bool:
+    """Whether stderr is a terminal (not a closed or replaced stream)."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def _progress_display(args: argparse.Namespace) -> Any:
     """The progress display: on a terminal stderr, unless ``--quiet``."""
-    if args.quiet:
-        return None
-    try:
-        if not sys.stderr.isatty():
-            return None
-    except (AttributeError, ValueError):  # a closed or replaced stderr
+    if args.quiet or not _stderr_is_terminal():
         return None
     from facet.progress import TerminalProgress
 
@@ -742,11 +746,10 @@ def _main(argv: list[str] | None) -> int:
     except FacetInputError as err:
         if debug:
             traceback.print_exc()
-        print(f"{PROG}: error: {err}", file=sys.stderr)
-        if err.detail:
+        notes = "".join(f" ({n})" for n in getattr(err, "__notes__", ()))  # more bad DC lines
+        print(f"{PROG}: error: {err}{notes}", file=sys.stderr)
+        if err.detail and _stderr_is_terminal():  # the DC and a caret, for a person
             print(err.detail, file=sys.stderr)
-        for note in getattr(err, "__notes__", ()):  # e.g. "2 more bad DC line(s): ..."
-            print(f"{PROG}: {note}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Terminated:
         print(f"{PROG}: terminated", file=sys.stderr)

@@ -14,6 +14,7 @@ import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import pytest
 
+from facet import cli
 from facet.cli import main
 from tests.naive import naive_pairs
 
@@ -215,17 +216,27 @@ def test_bad_input_is_one_line_and_exit_2(emp, extra, needle, capsys):
     code, out, err = run(["detect", emp, *extra], capsys)
     assert code == 2
     assert out == ""
+    assert len(err.splitlines()) == 1, err
     first = err.splitlines()[0]
     assert first.startswith("facet: error: ")
     assert needle in first
     assert "Traceback" not in err
 
 
-def test_parse_error_has_caret(emp, capsys):
-    code, _, err = run(["detect", emp, "--dc", "not(t.zip = t'.zip and t.dept <> )"], capsys)
+def test_parse_error_is_one_line_and_a_caret_on_a_terminal(emp, capsys, monkeypatch):
+    """Captured stderr gets the one error line (DESIGN §5); a terminal also the DC and a
+    caret under the column the line names."""
+    argv = ["detect", emp, "--dc", "not(t.zip = t'.zip and t.dept <> )"]
+    code, _, err = run(argv, capsys)
+    assert code == 2 and err.splitlines() == [
+        "facet: error: --dc:1:34: expected an operand: t.column, a quoted string or a number"
+    ]
+    monkeypatch.setattr(cli, "_stderr_is_terminal", lambda: True)
+    code, _, err = run(argv, capsys)
     lines = err.splitlines()
     assert code == 2 and len(lines) == 3
-    assert lines[2].strip() == "^"
+    assert lines[1] == "  not(t.zip = t'.zip and t.dept <> )"
+    assert lines[2] == " " * (2 + 33) + "^"
 
 
 def test_bad_rules_file_names_file_line_column(emp, tmp_path, capsys):

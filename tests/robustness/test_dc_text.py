@@ -1,7 +1,7 @@
 """Malformed DCs in every accepted syntax, and rules files (docs/semantics.md §5, §9).
 
 Each malformed DC must stop the run with exit 2 and one line naming ``--dc:N:COLUMN``
-(or ``rules.txt:LINE:COLUMN``) with a caret under that column; the accepted forms must
+(or ``rules.txt:LINE:COLUMN``) at the right column; the accepted forms must
 count what tests/naive.py counts.
 """
 

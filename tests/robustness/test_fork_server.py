@@ -1,6 +1,6 @@
 """The fork server (tests/robustness/forkserver.py) runs ``facet`` as the real executable
 does: the same exit code, the same stderr and the same report, on a sample of the suite's
-cases of every kind (errors with a caret, data errors, warnings, stdin, argparse, --out).
+cases of every kind (DC syntax errors, data errors, warnings, stdin, argparse, --out).
 ``FACET_ROBUSTNESS_EXEC=1`` runs the whole suite through the real executable.
 """
 
