@@ -63,14 +63,17 @@ class LockedCache(FunctionCache):
 @contextlib.contextmanager
 def cache_lock(folder: str) -> Iterator[None]:
     """Hold the exclusive lock of the cache ``folder`` (none where the lock file
-    cannot be opened: a folder not made yet holds no cache to read)."""
+    cannot be opened -- a folder not made yet holds no cache to read -- or the file
+    system has no locks)."""
     fd = -1
     if fcntl is not None:
         with contextlib.suppress(OSError):
             fd = os.open(os.path.join(folder, LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o666)
     try:
         if fd >= 0:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            # a file system without locks (ENOLCK): numba's cache as it is
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         if fd >= 0:
