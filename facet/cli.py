@@ -241,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="rows of the data embedded at most, violating rows first (default 10000)",
     )  # fmt: skip
     r.add_argument("--timeout", type=_seconds, metavar="SECONDS")
+    r.add_argument("--exit-zero", action="store_true", help="exit 0 even when violations are found")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress display")
     r.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return p
@@ -568,15 +569,19 @@ def run_report(args: argparse.Namespace) -> int:
     if not args.out.lower().endswith((".html", ".htm")):
         raise FacetInputError(f"--out {args.out}: the report is HTML; name it FILE.html")
     from facet.api import detect
-    from facet.sinks.html import write_report
+    from facet.sinks.html import open_report, write_report
 
+    out = open_report(args.out)  # a bad --out stops the run before detection
     _display = _progress_display(args)
     try:
         result = detect(
             args.data, rules or None, dcs=args.dc, schema=args.schema, on_warning=_warn,
             progress=_display, timeout=args.timeout, where=args.where,
         )  # fmt: skip
-        write_report(result, args.out, args.data, max_rows=args.max_rows)
+        write_report(result, out, args.data, max_rows=args.max_rows)
+    except BaseException:
+        out.abort()
+        raise
     finally:
         if _display is not None:
             _display.close()
@@ -585,6 +590,8 @@ def run_report(args: argparse.Namespace) -> int:
         f"{result.source}: {result.rows:,} rows, {len(result.dcs)} DC(s), "
         f"{result.total_violations:,} violations; report written to {args.out}"
     )
+    if result.total_violations and not args.exit_zero:
+        return EXIT_VIOLATIONS
     return EXIT_CLEAN
 
 
@@ -734,8 +741,10 @@ def _main(argv: list[str] | None) -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         if args.command is None:
-            parser.print_help()
-            return EXIT_BAD_INPUT
+            raise FacetInputError(
+                "no command; use 'facet detect', 'facet explain' or 'facet report' "
+                "('facet --help' lists them)"
+            )
         if args.command == "detect":
             return run_detect(args)
         if args.command == "explain":

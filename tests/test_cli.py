@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -429,3 +430,72 @@ def test_sigterm_leaves_no_output(tmp_path):
     assert err.strip().splitlines() == ["facet: terminated"]
     assert not out.exists()
     assert not list(tmp_path.glob(".facet-*"))
+
+
+def test_no_command_is_one_error_line(capsys):
+    code, out, err = run([], capsys)
+    assert code == 2 and out == ""
+    assert err.splitlines() == [
+        "facet: error: no command; use 'facet detect', 'facet explain' or 'facet report' "
+        "('facet --help' lists them)"
+    ]
+
+
+def test_report_exit_codes_follow_detect(emp, tmp_path, capsys):
+    """0 without violations, 1 with them, 0 with --exit-zero (DESIGN §5)."""
+    out = tmp_path / "r.html"
+    for dc, extra, want in (
+        ("not(t.salary > 1000)", [], 0),
+        ("not(t.salary > 250)", [], 1),
+        ("not(t.salary > 250)", ["--exit-zero"], 0),
+    ):
+        code, stdout, err = run(["report", emp, "--dc", dc, "--out", out, "-q", *extra], capsys)
+        assert code == want, err
+        assert "report written to" in stdout and out.read_text().startswith("<!doctype html>")
+
+
+@pytest.mark.parametrize(
+    ("target", "needle"),
+    [
+        ("out.html", "it is a directory"),
+        ("missing/r.html", "does not exist; create it first"),
+        ("emp.csv/r.html", "is a file, not a directory"),
+        ("ro/r.html", "cannot write in"),
+    ],
+)
+def test_report_bad_out_is_bad_input_and_leaves_nothing(
+    emp, tmp_path, capsys, monkeypatch, target, needle
+):
+    """A bad --out of `facet report` exits 2 with one line, before detection, and leaves
+    no file (it was an internal error, exit 3, after detection, and a directory target
+    kept a temporary file beside it)."""
+    (tmp_path / "out.html").mkdir()
+    (tmp_path / "ro").mkdir()
+    monkeypatch.chdir(tmp_path)
+    real_open = os.open
+
+    def no_write_in_ro(path, *a, **kw):  # a read-only directory, also for root
+        if os.path.dirname(os.path.abspath(path)) == str(tmp_path / "ro"):
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, *a, **kw)
+
+    monkeypatch.setattr(os, "open", no_write_in_ro)
+    detected = []
+    monkeypatch.setattr("facet.api.detect", lambda *a, **kw: detected.append(1))
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    code, out, err = run(["report", emp, "--dc", "not(t.salary > 250)", "--out", target], capsys)
+    assert code == 2 and out == ""
+    assert len(err.splitlines()) == 1 and needle in err, err
+    assert not detected  # refused before detection
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+def test_report_failing_after_detection_leaves_nothing(emp, tmp_path, capsys, monkeypatch):
+    def broken(*a, **kw):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("facet.sinks.html.report_html", broken)
+    code, _, err = run(["report", emp, "--dc", "not(t.salary > 250)", "--out",
+                        tmp_path / "r.html"], capsys)  # fmt: skip
+    assert code == 3 and "RuntimeError: boom" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["emp.csv"]

@@ -37,10 +37,17 @@ def out_format(path: str, allow_json: bool = False) -> str:
         raise FacetInputError(
             f"--out '{path}': unknown file type '{ext or '(none)'}'; use one of {allowed}"
         )
+    check_out_path(path, "pairs" + (ext or ".parquet"))
+    return fmt
+
+
+def check_out_path(path: str, example: str) -> None:
+    """Refuse an ``--out`` path that names a directory or lies in no directory
+    (``example``: a file name to suggest inside a directory)."""
     if path.endswith(("/", os.sep)) or Path(path).is_dir():
         raise FacetInputError(
             f"--out '{path}': it is a directory; give a file path such as "
-            f"{os.path.join(path.rstrip('/'), 'pairs' + (ext or '.parquet'))}"
+            f"{os.path.join(path.rstrip('/'), example)}"
         )
     parent = Path(path).resolve().parent
     if not parent.is_dir():
@@ -52,7 +59,6 @@ def out_format(path: str, allow_json: bool = False) -> str:
         raise FacetInputError(
             f"--out '{path}': directory '{parent}' does not exist; create it first"
         )
-    return fmt
 
 
 def _csv_ready(batch: pa.RecordBatch) -> pa.RecordBatch:

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from facet.language.errors import FacetInputError
 from facet.language.normalize import side_columns
 from facet.loading import load
+from facet.sinks.files import TextFile, check_out_path
 
 #: rows of the data embedded at most, and partners shown per row and DC (docs/report.md)
 MAX_ROWS = 10_000
@@ -65,14 +66,27 @@ def report_html(
     return _render(doc)
 
 
-def write_report(result: Any, path: str | os.PathLike, data: Any = None, **kw: Any) -> None:
-    """Write the report to ``path`` atomically (a temporary file renamed into place)."""
-    text = report_html(result, data, **kw)
+def open_report(path: str | os.PathLike) -> TextFile:
+    """The report's file: a temporary file beside ``path`` (``close()`` renames it into
+    place, ``abort()`` removes it); a directory, or a path in no writable directory,
+    is bad input."""
     path = os.fspath(path)
-    tmp = f"{path}.facet-tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    check_out_path(path, "report.html")
+    return TextFile(path)
+
+
+def write_report(
+    result: Any, path: str | os.PathLike | TextFile, data: Any = None, **kw: Any
+) -> None:
+    """Write the report to ``path`` atomically (a temporary file renamed into place;
+    nothing is left there when it fails)."""
+    out = path if isinstance(path, TextFile) else open_report(path)
+    try:
+        out.write(report_html(result, data, **kw))
+        out.close()
+    except BaseException:
+        out.abort()
+        raise
 
 
 # ---------------------------------------------------------------------- the document
