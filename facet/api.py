@@ -199,7 +199,7 @@ def open_local(
     enc = encode(source, use, schema_map, config) if encoded is None else encoded
     monitor.end()
     warnings = list(enc.warnings) + reinterpretation_warnings(
-        dc_list, enc.kinds, enc.ordered, enc.from_text
+        dc_list, enc.kinds, enc.ordered, enc.from_text, where
     )
     created = create_engine(engine, enc, config)
     if where is not None:
@@ -831,14 +831,25 @@ def _share_output_time(result: Result, seconds: float, written: list[int] | None
 
 
 def reinterpretation_warnings(
-    dcs: list[DC], kinds: Mapping[str, str], ordered: Mapping[str, bool], from_text: bool
+    dcs: list[DC],
+    kinds: Mapping[str, str],
+    ordered: Mapping[str, bool],
+    from_text: bool,
+    where: Any = None,
 ) -> list[str]:
     """docs/semantics.md §4.3: warn when one DC's order predicate turns another
     DC's =/!= column of CSV text numeric (``kinds``: each column's type,
-    ``ordered``: whether its component is ordered)."""
+    ``ordered``: whether its component is ordered; ``where``: a parsed ``--where``,
+    whose comparisons order columns too)."""
     out: list[str] = []
     if not from_text:
         return out
+
+    def order_columns(group: list[DC]) -> set[str]:
+        return {c.name for d in group for p in d.predicates if p.is_order for c in p.columns()}
+
+    by_dcs = order_columns(dcs)
+    by_where = set() if where is None else order_columns(where.dcs()) - by_dcs
     seen: set[str] = set()
     for dc in dcs:
         ordered_here: set[str] = set()
@@ -859,7 +870,8 @@ def reinterpretation_warnings(
                     out.append(
                         f"{dc.where()}: column '{c.name}' compares as "
                         f"{'numbers' if kinds[c.name] != 'timestamp' else 'timestamps'} "
-                        "here because another DC orders it with < <= > >=; "
+                        f"here because {'--where' if c.name in by_where else 'another DC'} "
+                        "orders it with < <= > >=; "
                         "values that differ as text but not as numbers (5 and 5.0, 01907 and 1907) count as equal"
                     )
     return out

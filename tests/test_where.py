@@ -315,6 +315,23 @@ def test_where_types_csv_columns_and_refuses_bad_constants(tmp_path):
         facet.detect(path, dcs=["b -> b"], where="zz = 1")
 
 
+def test_a_column_where_orders_is_named_in_the_warning(tmp_path):
+    """docs/semantics.md §4.3's warning names what made an =-column numeric: --where,
+    or another DC (100 and 100.0 are then equal)."""
+    path = tmp_path / "t.csv"
+    path.write_text("salary,b\n100,1\n100.0,2\n7,3\n")
+    eq, order = "not(t.salary = t'.salary)", "not(t.salary < t'.salary and t.b > t'.b)"
+    for rules, where, by in (([eq], "salary > 50", "--where"), ([eq, order], None, "another DC")):
+        warned: list[str] = []
+        res = facet.detect(path, dcs=rules, where=where, on_warning=warned.append)
+        assert res.dcs[0].violations == 2
+        assert [w for w in warned if "compares as numbers" in w] == [
+            f"--dc:1: column 'salary' compares as numbers here because {by} orders it with "
+            "< <= > >=; values that differ as text but not as numbers (5 and 5.0, 01907 and "
+            "1907) count as equal"
+        ]
+
+
 def test_where_on_the_command_line(tmp_path):
     exe = [sys.executable, "-m", "facet"]
     base = [str(TAX), "--dc", "zip -> city", "--where", "state = 'NY'"]
