@@ -88,7 +88,10 @@ def njit(*args: Any, **options: Any) -> Any:
     def wrap(fn: Callable) -> Any:
         disp = _numba_njit(**options)(fn)
         if cache and isinstance(disp, Dispatcher):  # not a plain function (NUMBA_DISABLE_JIT)
-            disp._cache = LockedCache(disp.py_func)  # as Dispatcher.enable_caching, locked
+            if hasattr(disp, "_cache"):  # numba's attribute behind enable_caching()
+                disp._cache = LockedCache(disp.py_func)
+            else:  # pragma: no cover - a numba that keeps its cache elsewhere: unlocked
+                disp.enable_caching()
         return disp
 
     if args:
