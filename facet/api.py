@@ -49,6 +49,7 @@ from facet.result import DCResult, Result
 from facet.sinks.arrow import BLOCK_SCHEMA, PAIR_SCHEMA
 from facet.sinks.files import TableWriter, TextFile, out_format
 from facet.sinks.ordering import sorted_blocks, sorted_pairs
+from facet.thread_pools import start_threads
 
 OUTPUTS = ("count", "pairs", "blocks", *ROW_OUTPUTS)
 RulesLike = str | os.PathLike | Iterable[str | DC] | None
@@ -235,7 +236,7 @@ def _warm_encoding(source: Any, use: Any, schema_map: dict[str, str], config: Co
     t = time.perf_counter()
     start_pools(config.workers)
     if config.workers > 1:
-        list(pool(config.workers).map(int, range(config.workers)))  # the engine's pool
+        start_threads(pool(config.workers), config.workers)  # the engine's pool
     head = dataclasses.replace(source, table=source.table.slice(0, _WARM_ROWS), num_rows=_WARM_ROWS)
     with contextlib.suppress(FacetError):
         encode(head, use, schema_map, config)

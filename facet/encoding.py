@@ -49,6 +49,7 @@ from facet.language.ast import Const
 from facet.loading import Source
 from facet.numeric_ranks import decimals_as_unscaled, rank_numbers
 from facet.planner.config import DEFAULT, Config
+from facet.thread_pools import start_threads
 
 NULL = -1
 
@@ -589,7 +590,7 @@ def start_pools(threads: int) -> None:
     if threads <= 1:
         return
     for p in (component_pool(threads), _text_pool(threads)):
-        list(p.map(int, range(threads)))
+        start_threads(p, threads)
 
 
 def _is_dictionary_text(typ: pa.DataType) -> bool:
