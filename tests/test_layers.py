@@ -41,6 +41,7 @@ LAYERS = {
     "facet.encoding_append": 2,  # the incremental state over an encoding
     "facet.key_tallies": 2,
     "facet.dominance_index": 2,
+    "facet.thread_pools": 2,  # warm-up of the process-wide pools
     "facet.engine": 3,
     "facet.api": 4,
     "facet.detector": 4,
