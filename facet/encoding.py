@@ -435,11 +435,26 @@ def _codes(
                 out[valid] = rank[vv - base]
             dictionary = pa.array(np.flatnonzero(present).astype(vv.dtype) + base, values.type)
             return out, dictionary
-        if kernels and hi - lo < 2**63:
+        if kernels:
             # wide range: LSD radix sort of value - lo (kernels/ranks.py), O(n) per digit
             full = np.ones(n, np.bool_) if valid is None else valid
             out, uniq = dense_ranks(w, full, np.int64(lo), max(1, (hi - lo).bit_length()))
             return out, pa.array(uniq.astype(v.dtype, copy=False), values.type)
+    floats = pa.types.is_float32(values.type) or pa.types.is_float64(values.type)
+    if floats and config.rank_sort_floats and n >= config.radix_rank_rows:
+        v = (values if valid is None else pc.fill_null(values, 0.0)).to_numpy(zero_copy_only=False)
+        vv = v if valid is None else v[valid]
+        step = max(1, vv.size // _DISTINCT_SAMPLE)
+        if np.unique(vv[::step]).size >= 0.9 * vv[::step].size:
+            # mostly distinct (a sample says): one sort gives the distinct values in
+            # order and every row's rank (hashing them first, then sorting the
+            # distinct values, costs more than the sort: 170 -> 13 ms at 400k rows)
+            uniq, inv = np.unique(vv, return_inverse=True)
+            if valid is None:
+                return inv.astype(np.int32), pa.array(uniq, values.type)
+            out = np.full(n, NULL, np.int32)
+            out[valid] = inv
+            return out, pa.array(uniq, values.type)
     uniq = pc.unique(values.drop_null())
     d = len(uniq)
     srt = pc.take(uniq, pc.sort_indices(uniq))
@@ -462,6 +477,10 @@ def _codes(
     if valid is not None:
         r[~valid] = NULL
     return r.astype(np.int32), srt
+
+
+#: values sampled to tell a float column of mostly distinct values (see _codes)
+_DISTINCT_SAMPLE = 2048
 
 
 def _integer_parts_codes(

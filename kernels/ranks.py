@@ -1,12 +1,11 @@
 """Dense ranks of integer keys by LSD radix sort (the order codes of paper §4.1's
 encoding step for wide integer columns: decimals as unscaled integers, prices, ids).
 
-A column whose range is too wide for a histogram but whose values fit 63 bits above
-their minimum is sorted by ``RADIX_BITS``-bit digits of ``value - lo`` (one stable
-counting pass per digit: O(n) per pass, no comparisons), then each run of equal keys
-gets the next rank. NULL rows (``valid`` false) get -1 and take no rank. A column whose
-range is small against its rows gets the same ranks from a presence table over the range
-(:func:`histogram_ranks`).
+A column whose range is too wide for a histogram is sorted by ``RADIX_BITS``-bit digits
+of ``value - lo`` (one stable counting pass per digit: O(n) per pass, no comparisons),
+then each run of equal keys gets the next rank. NULL rows (``valid`` false) get -1 and
+take no rank. A column whose range is small against its rows gets the same ranks from a
+presence table over the range (:func:`histogram_ranks`).
 """
 
 from __future__ import annotations
@@ -24,45 +23,65 @@ def dense_ranks(values, valid, lo, span_bits):
     """``(ranks, uniq)``: ``ranks[i]`` the 0-based dense rank of ``values[i]`` among the
     valid values (-1 where ``valid[i]`` is false) and ``uniq`` the distinct valid values
     in increasing order. Every valid value is ``lo + k`` with ``0 <= k < 2**span_bits``
-    (``span_bits <= 63``)."""
+    (``span_bits <= 64``: ``k`` is taken modulo 2**64, so any two int64 values do).
+
+    The offsets ``k`` travel with their rows through the passes (each pass reads them in
+    order); the digits' counts come from one pass first, and a digit every row shares
+    is no pass at all (the high digits of a narrow span)."""
     n = values.size
     m = 0
     for i in range(n):
         if valid[i]:
             m += 1
     idx = np.empty(m, np.int64)
+    key = np.empty(m, np.uint64)
+    vu = values.view(np.uint64)
+    base = np.empty(1, np.int64)
+    base[0] = lo
+    ulo = base.view(np.uint64)[0]
+    nb = 1 << RADIX_BITS
+    mask = np.uint64(nb - 1)
+    nd = max(1, (span_bits + RADIX_BITS - 1) // RADIX_BITS)
+    count = np.zeros((nd, nb), np.int64)
     j = 0
     for i in range(n):
         if valid[i]:
+            k = vu[i] - ulo
             idx[j] = i
+            key[j] = k
             j += 1
-    tmp = np.empty(m, np.int64)
-    nb = 1 << RADIX_BITS
-    mask = nb - 1
-    shift = 0
-    while shift < span_bits:
-        count = np.zeros(nb + 1, np.int64)
-        for k in range(m):
-            d = ((values[idx[k]] - lo) >> shift) & mask
-            count[d + 1] += 1
-        for d in range(nb):
-            count[d + 1] += count[d]
-        for k in range(m):
-            i = idx[k]
-            d = ((values[i] - lo) >> shift) & mask
-            tmp[count[d]] = i
-            count[d] += 1
-        idx, tmp = tmp, idx
-        shift += RADIX_BITS
+            for d in range(nd):
+                count[d, (k >> np.uint64(d * RADIX_BITS)) & mask] += 1
+    tmp_i = np.empty(m, np.int64)
+    tmp_k = np.empty(m, np.uint64)
+    for d in range(nd):
+        at = 0
+        single = False
+        for b in range(nb):
+            c = count[d, b]
+            single |= c == m
+            count[d, b] = at
+            at += c
+        if single:
+            continue  # every row has this digit: the order stands
+        shift = np.uint64(d * RADIX_BITS)
+        for q in range(m):
+            k = key[q]
+            b = (k >> shift) & mask
+            p = count[d, b]
+            tmp_i[p] = idx[q]
+            tmp_k[p] = k
+            count[d, b] = p + 1
+        idx, tmp_i = tmp_i, idx
+        key, tmp_k = tmp_k, key
     ranks = np.full(n, -1, np.int32)
     uniq = np.empty(m, values.dtype)
     r = -1
-    for k in range(m):
-        i = idx[k]
-        v = values[i]
-        if r < 0 or v != uniq[r]:
+    for q in range(m):
+        i = idx[q]
+        if r < 0 or key[q] != key[q - 1]:
             r += 1
-            uniq[r] = v
+            uniq[r] = values[i]
         ranks[i] = r
     return ranks, uniq[: r + 1]
 

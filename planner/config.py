@@ -112,6 +112,10 @@ class Config:
     rank_few_distinct: int = 8
     #: ... else, from this many rows, by radix digits (kernels/ranks.py; below it a sort)
     radix_rank_rows: int = 20_000
+    #: a float column of mostly distinct values (a sample says), from radix_rank_rows
+    #: rows, is ranked by one sort of its values (False: hashed first, then its distinct
+    #: values sorted, as any other type; the answer is the same)
+    rank_sort_floats: bool = True
 
     # ------------------------------------------------------------------ kernels
     #: counting sort (else a comparison sort) while the code domain is at most

@@ -421,6 +421,7 @@ ENGINE_EXTREMES = {
     "sketch_max_rows": (50_000_000, 0),
     "rank_histogram_span": (4, 0),
     "radix_rank_rows": (20_000, 0),
+    "rank_sort_floats": (True, False),
     "rank_few_distinct": (8, 1, 1 << 30),
     "parallel_text_rows": (200_000, 0),
     "parallel_encode_rows": (100_000, 0),

@@ -470,6 +470,28 @@ def test_dense_ranks_equal_sorting(raw, bits, data):
 
 
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=SLOW)
+@given(
+    st.lists(st.integers(-(2**63), 2**63 - 1), max_size=60),
+    st.integers(-(2**63), 2**63 - 1),
+    st.integers(0, 64),
+    st.data(),
+)
+def test_dense_ranks_equal_sorting_at_any_lo_and_span(raw, lo, bits, data):
+    """Spans up to 64 bits (``value - lo`` as uint64: any int64 values above ``lo``),
+    ``lo`` anywhere, and narrow spans far from zero (high digits every row shares)."""
+    from facet.kernels.ranks import dense_ranks
+
+    span = 1 << bits
+    values = np.array([min(lo + x % span, 2**63 - 1) for x in raw], np.int64)  # >= lo
+    valid = np.array(data.draw(st.lists(st.booleans(), min_size=len(raw), max_size=len(raw))),
+                     np.bool_)  # fmt: skip
+    got_ranks, got_uniq = dense_ranks(values, valid, np.int64(lo), max(1, bits))
+    want_ranks, want_uniq = _naive_ranks(values, valid)
+    assert np.array_equal(got_ranks, want_ranks)
+    assert np.array_equal(got_uniq, want_uniq)
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=SLOW)
 @given(st.lists(st.integers(-(2**40), 2**40), max_size=60), st.integers(1, 300), st.data())
 def test_histogram_ranks_equal_sorting(raw, span, data):
     """Ranks from a presence table over a small range equal ranks by sorting, NULLs
@@ -572,6 +594,37 @@ def test_codes_of_a_wide_integer_column_are_dense_ranks():
     u = pa.array([2**63 - 5, 3, None, 2**62], pa.uint64())
     codes, dictionary = _codes(u, True, radix)
     assert dictionary.to_pylist() == [3, 2**62, 2**63 - 5] and codes.tolist() == [2, 0, -1, 1]
+    # a span of 64 bits: the radix passes take value - lo modulo 2**64
+    vals = [2**63 - 1, -(2**63), None, 0, -1, 2**63 - 1, 1]
+    codes, dictionary = _codes(pa.array(vals, pa.int64()), True, radix)
+    order = sorted({v for v in vals if v is not None})
+    assert dictionary.to_pylist() == order
+    assert codes.tolist() == [-1 if v is None else order.index(v) for v in vals]
+
+
+@pytest.mark.parametrize("typ", ["float64", "float32"])
+@pytest.mark.parametrize("distinct", [True, False])
+def test_codes_of_a_float_column_are_dense_ranks(typ, distinct):
+    """Both float routes of the encoder (mostly distinct values: one sort; few: hashing,
+    then the distinct values sorted) give dense ranks and their values, NULL -1,
+    -0.0 = 0.0, infinities in order."""
+    import pyarrow as pa
+
+    from facet.encoding import _codes, coding_values
+
+    rng = np.random.default_rng(7)
+    n = 5000
+    base = rng.normal(size=n) * 1e3 if distinct else rng.integers(0, 9, n) / 4
+    vals = [float(x) for x in base.astype(typ)]
+    vals[:6] = [-0.0, 0.0, float("inf"), float("-inf"), -0.0, float("inf")]
+    vals[10::97] = [None] * len(vals[10::97])
+    arr = pa.array(vals, getattr(pa, typ)())
+    coded = coding_values(arr)
+    codes, dictionary = _codes(coded, True, DEFAULT.but(radix_rank_rows=1))
+    order = sorted({v for v in vals if v is not None})  # (-0.0 == 0.0: one of them)
+    assert dictionary.type == coded.type
+    assert dictionary.to_pylist() == order
+    assert codes.tolist() == [-1 if v is None else order.index(v) for v in vals]
 
 
 # ------------------------------------------------------------------ fused keyed counts
