@@ -302,22 +302,24 @@ class TextColumn:
                     ok = False
             if ok and pc.any(other).as_py():
                 f = pc.filter(self.floats, other).to_numpy(zero_copy_only=False)
+                # (float64 rounds int64's limits to +-2^63: the rows it may round
+                # are judged exactly below, so 2^63 itself passes here)
                 ok = bool(np.all(f == np.floor(f))) and float(np.min(f)) >= -(2.0**63)
-                ok = ok and float(np.max(f)) < 2.0**63
+                ok = ok and float(np.max(f)) <= 2.0**63
                 ok = ok and all(v is not None for v in self._exact_whole().values())
             self._integral = ok
         return self._integral
 
     def _exact_whole(self) -> dict[int, int | None]:
         """The rows whose number is not an integer literal and whose float64 parse
-        may not be its exact value (more than 15 significant digits, or a magnitude
-        of 2^53 or more): each row's exact whole value within int64, or None when
+        may not be its exact value (more than 15 significant digits, a magnitude of
+        2^53 or more, or a nonzero number that underflows to 0.0, as ``1e-400``):
+        each row's exact whole value within int64, or None when
         it is fractional or beyond int64 (the decimal itself, not its rounding:
         ``9007199254740993.0`` is 9007199254740993, ``1.00000000000000001`` is not
-        whole).  Few rows in real data; each is read as a Python ``Decimal``."""
+        whole).  Few rows in real data; each is read by :func:`whole_int64`."""
         if self._exact is not None:
             return self._exact
-        from decimal import Decimal
 
         other = pc.and_(self.num_ok, pc.invert(self.pure_ints))
         mantissa = pc.replace_substring_regex(self.trimmed, r"[eE].*$", "")
@@ -326,13 +328,14 @@ class TextColumn:
             pc.replace_substring_regex(digits, r"^0+", ""), r"0+$", ""
         )
         big = pc.greater_equal(pc.abs(self.floats), pa.scalar(2.0**53, pa.float64()))
-        risky = pc.and_(other, pc.or_(pc.greater(pc.utf8_length(significant), 15), big))
+        underflow = pc.and_(
+            pc.equal(self.floats, pa.scalar(0.0, pa.float64())),
+            pc.greater(pc.utf8_length(significant), 0),
+        )
+        risky = pc.or_(pc.greater(pc.utf8_length(significant), 15), pc.or_(big, underflow))
+        risky = pc.and_(other, risky)
         rows = np.flatnonzero(pc.fill_null(risky, _FALSE).to_numpy(zero_copy_only=False))
-        out: dict[int, int | None] = {}
-        for i in rows.tolist():
-            d = Decimal(self.trimmed[i].as_py())
-            whole = d == d.to_integral_value() and -(2**63) <= d < 2**63
-            out[i] = int(d) if whole else None
+        out = {i: whole_int64(self.trimmed[i].as_py()) for i in rows.tolist()}
         self._exact = out
         return out
 
@@ -412,6 +415,32 @@ class TextColumn:
 
 def _fits_int64(text: str) -> bool:
     return -(2**63) <= int(text) < 2**63
+
+
+def whole_int64(text: str) -> int | None:
+    """The int64 a number written as ``NUMBER_RE`` is exactly, or None when it is
+    fractional or beyond int64 -- from its digits and exponent as written (no
+    float, no ``Decimal`` context: ``1e-400`` is not whole, ``1e-99999999999999999999``
+    neither, ``9.223372036854775807e18`` is int64's maximum)."""
+    m = re.fullmatch(r"([+-]?)(\d*)\.?(\d*)(?:[eE]([+-]?\d+))?", text, re.ASCII)
+    if m is None:
+        return None
+    sign, whole, frac, exp = m.groups()
+    digits = (whole + frac).lstrip("0")
+    if not digits:
+        return 0
+    power = (exp or "0").lstrip("+-").lstrip("0") or "0"
+    if len(power) > 30:
+        return None  # nonzero digits times 10 to a 31-digit power: fractional or huge
+    shift = (-int(power) if (exp or "").startswith("-") else int(power)) - len(frac)
+    # (the value is int(digits) * 10**shift)
+    kept = digits.rstrip("0")
+    shift += len(digits) - len(kept)
+    if shift < 0 or len(kept) + shift > 19:
+        return None  # a nonzero digit below the point, or 20 digits or more
+    v = int(kept) * 10**shift
+    v = -v if sign == "-" else v
+    return v if -(2**63) <= v < 2**63 else None
 
 
 def parse_numbers(arr: pa.Array) -> tuple[pa.Array, bool]:

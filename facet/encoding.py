@@ -323,7 +323,7 @@ def _constant_value(
                 f"{where}: constant {const.as_text()} is compared with {what} column "
                 f"'{column}'; write {hint}, or declare the column as text with --schema"
             )
-        return _number_constant(Decimal(text), column_type)
+        return _number_constant(_decimal_constant(text), column_type)
     if kind == "timestamp":
         unit = "ns" if constant_unit(const.text) == "ns" else "us"  # ns only when needed
         try:
@@ -353,6 +353,53 @@ def _constant_value(
     )
 
 
+#: a number whose leading digit lies beyond 10**+-this is beyond every value a column
+#: holds (float64 reaches 1.8e308 and 5e-324, decimal256 10**+-76)
+_FAR_EXPONENT = 1000
+
+
+def _decimal_constant(text: str) -> Decimal:
+    """A number constant's exact value (``text`` matches ``NUMBER_RE``); one far beyond
+    every column value (its leading digit beyond 10**+-1000) as +-1e1000 or
+    +-1e-1000, which compare alike with every column value and which ``Decimal``
+    holds (it refuses an exponent of 10**18 and more)."""
+    m = re.fullmatch(r"([+-]?)(\d*)\.?(\d*)(?:[eE]([+-]?\d+))?", text, re.ASCII)
+    if m is None:
+        return Decimal(text)
+    sign, whole, frac, exp = m.groups()
+    digits = whole + frac
+    lead = len(digits) - len(digits.lstrip("0"))
+    if lead == len(digits):
+        return Decimal(0)
+    power = (exp or "0").lstrip("+-").lstrip("0") or "0"
+    e = int(power) if len(power) <= 30 else 10**31
+    e = -e if (exp or "").startswith("-") else e
+    top = e + len(whole) - lead - 1  # the power of ten of the leading nonzero digit
+    if abs(top) > _FAR_EXPONENT:
+        return Decimal(f"{sign}1e{_FAR_EXPONENT if top > 0 else -_FAR_EXPONENT}")
+    return Decimal(text)
+
+
+def _between_units(d: Decimal, scale: int) -> Decimal:
+    """``d`` where it is a multiple of ``10**-scale`` (exactly, in the fewest digits),
+    else the midpoint of the two multiples around it: either compares with every
+    multiple of ``10**-scale`` -- every value of an integer (scale 0) or decimal
+    column -- as ``d`` does."""
+    sign, digits, exp = d.as_tuple()
+    n = int("".join(map(str, digits)) or "0")
+    n = -n if sign else n
+    k = exp + scale  # d * 10**scale == n * 10**k
+    if k >= 0:
+        return Decimal(f"{n * 10**k}E-{scale}")
+    if -k > len(str(abs(n))):  # |d| below one unit: between 0 and +-1 unit
+        q, r = (0, n) if n > 0 else (-1, n)
+    else:
+        q, r = divmod(n, 10**-k)  # floor
+    if r == 0:
+        return Decimal(f"{q}E-{scale}")
+    return Decimal(f"{10 * q + 5}E-{scale + 1}")
+
+
 def _number_constant(d: Decimal, column_type: pa.DataType) -> pa.Array:
     """An exact decimal constant in a numeric column's type."""
     if pa.types.is_floating(column_type):
@@ -371,8 +418,16 @@ def _number_constant(d: Decimal, column_type: pa.DataType) -> pa.Array:
     sign_digits_exp = d.as_tuple()
     scale = max(0, -sign_digits_exp.exponent)
     precision = max(1, len(sign_digits_exp.digits) + sign_digits_exp.exponent) + scale
-    if precision > 76:  # beyond decimal256: no column value comes near it
-        return pa.array([float(d)], pa.float64())
+    if precision > 76:  # beyond decimal256
+        exact = pa.types.is_integer(column_type) or pa.types.is_boolean(column_type)
+        scale = column_type.scale if pa.types.is_decimal(column_type) else 0
+        if exact or pa.types.is_decimal(column_type):
+            # more digits than the column's values hold: a value with as few that
+            # compares as d with every one of them (1.000...0001 against integers: 1.5)
+            near = _between_units(d, scale)
+            if near != d and len(near.as_tuple().digits) <= 76:
+                return _number_constant(near, column_type)
+        return pa.array([float(d)], pa.float64())  # no column value comes near it
     typ = pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
     return pa.array([format(d, "f")], pa.string()).cast(typ)
 

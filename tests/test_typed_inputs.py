@@ -90,6 +90,46 @@ def test_int64_meets_fractional_and_extreme_constants(const):
         check(t, f"not(t.a {op} {const})")
 
 
+#: constants of more digits than decimal256 holds, and exponents Decimal refuses (with
+#: the constant naive.py compares instead: nothing a column holds lies between them)
+_LONG_CONSTANTS = [
+    ("1." + "0" * 79 + "1", None),
+    ("-1." + "0" * 79 + "1", None),
+    ("2." + "0" * 100, None),
+    ("0." + "0" * 90 + "1", None),
+    ("-0." + "0" * 90 + "1", None),
+    ("1.23" + "0" * 80 + "1", None),
+    ("1e-99999999999999999999", "1e-1000"),
+    ("-1e-99999999999999999999", "-1e-1000"),
+    ("1e99999999999999999999", "1e1000"),
+    ("-1e99999999999999999999", "-1e1000"),
+    ("0e99999999999999999999", "0"),
+    ("0.5e" + "9" * 5000, "1e1000"),
+]
+
+
+@pytest.mark.parametrize(("const", "alike"), _LONG_CONSTANTS)
+def test_long_constants_compare_exactly(const, alike):
+    """docs/semantics.md §4.4: against integers and decimals a number constant is
+    exact, however many digits it has (beyond 76 it was rounded to float64), and an
+    exponent beyond what Python's Decimal holds is no internal error."""
+    t = pa.table(
+        {
+            "a": pa.array([1, 2, 0, -1, -2, None], pa.int64()),
+            "d": pa.array(
+                [Decimal(x) for x in ("1.23", "1.00", "-1.00", "0.00", "0.01", "-0.01")],
+                pa.decimal128(10, 2),
+            ),
+            "f": pa.array([1.0, 2.0, 0.0, -1.0, 1e-300, -1e-300], pa.float64()),
+        }
+    )
+    for col in ("a", "d", "f"):
+        for op in ("<", "<=", "=", "!=", ">", ">="):
+            for text in (f"not(t.{col} {op} {{}})", f"not({{}} {op} t.{col})"):
+                want = naive_pairs(t, parse_dc(text.format(alike or const)))
+                assert pairs_of(t, parse_dc(text.format(const))) == want, text
+
+
 def test_int_constant_at_int64_limits():
     t = pa.table({"a": pa.array([2**63 - 1, 2**63 - 2, -(2**63)], pa.int64())})
     assert check(t, "not(t.a = 9223372036854775807)") == {0}
@@ -286,9 +326,20 @@ def test_csv_integers_near_int64_limits_stay_int64(big, tmp_path):
         (["9.007199254740993e15", "9007199254740993", "5"], 2, 2),
         (["12345678901234567.0", "12345678901234568"], 0, 1),
         (["-9223372036854775808.0", "-9223372036854775807"], 0, 1),
+        # int64's limits written otherwise: float64 rounds them to +-2^63, exactly they fit
+        (["9223372036854775807.0", "9223372036854775806"], 0, 1),
+        (["9.223372036854775807e18", "9223372036854775806"], 0, 1),
+        (["922337203685477580.7e1", "9223372036854775807"], 2, 0),
+        (["-9.223372036854775808e18", "-9223372036854775807", "-9223372036854775808"], 2, 2),
         # not whole once read exactly (float64 would round it whole): a float column
         (["9007199254740993.5", "9007199254740994"], 2, 0),
         (["1.00000000000000001", "1", "2"], 2, 2),
+        # a nonzero value that float64 underflows to 0.0 is not whole: float64 (where
+        # 2^53 + 1 rounds to 2^53)
+        (["1e-400", "9007199254740993", "9007199254740992"], 2, 2),
+        (["-1e-99999999999999999999", "9007199254740993", "9007199254740992"], 2, 2),
+        # zero written otherwise is whole
+        (["0e-500", "0.000", "9007199254740993", "9007199254740992"], 2, 5),
         # beyond int64 written whole: float64
         (["9223372036854775808.0", "1"], 0, 1),
     ],
