@@ -257,15 +257,26 @@ def _warn_unparsed(
         return
     bad = (len(raw) - raw.null_count) - (len(parsed) - parsed.null_count)
     if bad:
-        warnings.append(unparsed_warning(source.name, c, kind, bad, _first_unparsed(raw, parsed)))
+        lost = pc.filter(raw, pc.and_(pc.is_valid(raw), pc.is_null(parsed)))
+        fractions = (
+            kind == "int"
+            and pc.any(
+                pc.match_substring_regex(pc.utf8_trim_whitespace(lost.cast(pa.string())), NUMBER_RE)
+            ).as_py()
+        )
+        example = lost[0].as_py() if len(lost) else ""
+        warnings.append(unparsed_warning(source.name, c, kind, bad, example, bool(fractions)))
 
 
-def unparsed_warning(name: str, column: str, kind: str, bad: int, example: str) -> str:
+def unparsed_warning(
+    name: str, column: str, kind: str, bad: int, example: str, fractions: bool = False
+) -> str:
     """The warning for ``bad`` values of a CSV column that are NULL once read as
-    ``kind`` (``example``: the first of them)."""
+    ``kind`` (``example``: the first of them; ``fractions``: some of them are numbers,
+    fractional or beyond int64, that an int column -- declared so -- cannot hold)."""
     what = {
         "timestamp": "ISO-8601 dates/times",
-        "int": "whole numbers within int64",
+        "int": "whole numbers within int64" if fractions else "numbers",
     }.get(kind, "numbers")
     return (
         f"{name}: column '{column}': {bad} value{'s' if bad != 1 else ''} "
@@ -280,12 +291,6 @@ def _arrow_type(kind: str) -> pa.DataType:
         "text": pa.string(),
         "timestamp": pa.timestamp("us", tz="UTC"),
     }[kind]
-
-
-def _first_unparsed(raw: pa.Array, parsed: pa.Array) -> str:
-    mask = pc.and_(pc.is_valid(raw), pc.is_null(parsed))
-    bad = pc.filter(raw, mask)
-    return bad[0].as_py() if len(bad) else ""
 
 
 _NUMERIC = ("int", "float", "decimal", "bool")

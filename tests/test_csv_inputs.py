@@ -479,3 +479,31 @@ def test_written_tables_give_the_naive_pairs(tmp_path, rows, one_column, writer)
     assert res.rows == len(rows)
     got = {(p["t1"], p["t2"]) for p in res.pairs().to_pylist()}
     assert got == naive_pairs(table, parse_dc(dc)[0])
+
+
+# --- the typing warnings ---------------------------------------------------------------
+
+
+def test_the_semantics_example_prints_its_warnings(tmp_path, capsys):
+    """docs/semantics.md §4.3's tax.csv example, word for word: a value that is no number
+    at all is 'not numbers', in an int64 column too."""
+    p = _write(tmp_path, "tax.csv", b'salary,rate\n100,5.5\n200,4\n1e3,NaN\n"1 000",3\n')
+    rc = main(["detect", str(p), "--dc", "not(t.salary > t'.salary and t.rate < t'.rate)",
+               "--format", "json", "--output", "pairs"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert rc == 1
+    assert json.loads(out)["dcs"][0]["pairs"] == [[1, 0]]
+    name = str(p)
+    assert err.splitlines() == [
+        f"facet: warning: {name}: column 'salary': 1 value not numbers (e.g. '1 000') read as NULL",
+        f"facet: warning: {name}: column 'rate': 1 value not numbers (e.g. 'NaN') read as NULL",
+    ]
+
+
+def test_a_fraction_in_a_declared_int_column_is_named_so(tmp_path, capsys):
+    p = _write(tmp_path, "n.csv", b"a\n1\n2.5\nx\n3\n")
+    rc = main(["detect", str(p), "--dc", "not(t.a < t'.a)", "--schema", "a:int",
+               "--format", "json", "--exit-zero"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert rc == 0 and json.loads(out)["dcs"][0]["violations"] == 1
+    assert "2 values not whole numbers within int64 (e.g. '2.5') read as NULL" in err
