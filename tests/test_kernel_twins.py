@@ -447,6 +447,19 @@ def _naive_ranks(values: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.
     return ranks, uniq
 
 
+def _check_dense_ranks(values: np.ndarray, lo: int, bits: int, data) -> None:
+    """dense_ranks over ``values`` (all ``lo + k``, ``k < 2**bits``), a random NULL mask,
+    against sorting."""
+    from facet.kernels.ranks import dense_ranks
+
+    n = len(values)
+    valid = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), np.bool_)
+    got_ranks, got_uniq = dense_ranks(values, valid, np.int64(lo), max(1, bits))
+    want_ranks, want_uniq = _naive_ranks(values, valid)
+    assert np.array_equal(got_ranks, want_ranks)
+    assert np.array_equal(got_uniq, want_uniq)
+
+
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=SLOW)
 @given(
     st.lists(st.integers(-(2**62), 2**62), max_size=60),
@@ -456,17 +469,10 @@ def _naive_ranks(values: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.
 def test_dense_ranks_equal_sorting(raw, bits, data):
     """Dense ranks by radix digits equal ranks by sorting, NULLs (-1) kept out, over spans
     of one digit to 63 bits."""
-    from facet.kernels.ranks import dense_ranks
-
     lo = raw[0] if raw else 0
     span = 1 << bits
     values = np.array([lo + (abs(x - lo) % span) for x in raw], np.int64)
-    valid = np.array(data.draw(st.lists(st.booleans(), min_size=len(raw), max_size=len(raw))),
-                     np.bool_)  # fmt: skip
-    got_ranks, got_uniq = dense_ranks(values, valid, np.int64(lo), max(1, bits))
-    want_ranks, want_uniq = _naive_ranks(values, valid)
-    assert np.array_equal(got_ranks, want_ranks)
-    assert np.array_equal(got_uniq, want_uniq)
+    _check_dense_ranks(values, lo, bits, data)
 
 
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=SLOW)
@@ -479,16 +485,9 @@ def test_dense_ranks_equal_sorting(raw, bits, data):
 def test_dense_ranks_equal_sorting_at_any_lo_and_span(raw, lo, bits, data):
     """Spans up to 64 bits (``value - lo`` as uint64: any int64 values above ``lo``),
     ``lo`` anywhere, and narrow spans far from zero (high digits every row shares)."""
-    from facet.kernels.ranks import dense_ranks
-
     span = 1 << bits
     values = np.array([min(lo + x % span, 2**63 - 1) for x in raw], np.int64)  # >= lo
-    valid = np.array(data.draw(st.lists(st.booleans(), min_size=len(raw), max_size=len(raw))),
-                     np.bool_)  # fmt: skip
-    got_ranks, got_uniq = dense_ranks(values, valid, np.int64(lo), max(1, bits))
-    want_ranks, want_uniq = _naive_ranks(values, valid)
-    assert np.array_equal(got_ranks, want_ranks)
-    assert np.array_equal(got_uniq, want_uniq)
+    _check_dense_ranks(values, lo, bits, data)
 
 
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=SLOW)
