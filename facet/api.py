@@ -831,6 +831,13 @@ def _share_output_time(result: Result, seconds: float, written: list[int] | None
             res.written = written[i]
 
 
+#: what an ordered column of CSV text compares as, with values it then holds equal
+_AS_ORDERED = {
+    False: ("numbers", "5 and 5.0, 01907 and 1907"),
+    True: ("timestamps", "2024-01-31 and 2024-01-31T00:00"),
+}
+
+
 def reinterpretation_warnings(
     dcs: list[DC],
     kinds: Mapping[str, str],
@@ -868,11 +875,16 @@ def reinterpretation_warnings(
                     and c.name not in seen
                 ):
                     seen.add(c.name)
+                    if c.name in by_dcs:  # (ordered in another DC: not in this one)
+                        why = "another DC orders it with < <= > >="
+                    elif c.name in by_where:
+                        why = "--where orders it with < <= > >="
+                    else:  # its type came along a column-to-column predicate
+                        why = "a column it is compared with is ordered with < <= > >="
+                    what, alike = _AS_ORDERED[kinds[c.name] == "timestamp"]
                     out.append(
-                        f"{dc.where()}: column '{c.name}' compares as "
-                        f"{'numbers' if kinds[c.name] != 'timestamp' else 'timestamps'} "
-                        f"here because {'--where' if c.name in by_where else 'another DC'} "
-                        "orders it with < <= > >=; "
-                        "values that differ as text but not as numbers (5 and 5.0, 01907 and 1907) count as equal"
+                        f"{dc.where()}: column '{c.name}' compares as {what} here because "
+                        f"{why}; values that differ as text but not as {what} ({alike}) count "
+                        "as equal"
                     )
     return out

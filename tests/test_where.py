@@ -332,6 +332,24 @@ def test_a_column_where_orders_is_named_in_the_warning(tmp_path):
         ]
 
 
+def test_the_warning_names_a_type_that_came_along_a_comparison(tmp_path):
+    """A column ordered by no predicate but compared with an ordered one (in its own
+    DC, here) is not blamed on 'another DC'; timestamps say so, with their own example."""
+    path = tmp_path / "t.csv"
+    path.write_text("a,c,d\n1,5,2020-01-01\n2,5.0,2020-01-01T00:00\n")
+    warned: list[str] = []
+    facet.detect(path, dcs=["not(t.a < t'.a and t.a = t.c)", "not(t.d = t'.d)",
+                            "not(t.d < t'.d)"], on_warning=warned.append)  # fmt: skip
+    assert warned == [
+        "--dc:1: column 'c' compares as numbers here because a column it is compared with "
+        "is ordered with < <= > >=; values that differ as text but not as numbers (5 and "
+        "5.0, 01907 and 1907) count as equal",
+        "--dc:2: column 'd' compares as timestamps here because another DC orders it with "
+        "< <= > >=; values that differ as text but not as timestamps (2024-01-31 and "
+        "2024-01-31T00:00) count as equal",
+    ]
+
+
 def test_where_on_the_command_line(tmp_path):
     exe = [sys.executable, "-m", "facet"]
     base = [str(TAX), "--dc", "zip -> city", "--where", "state = 'NY'"]
