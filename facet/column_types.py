@@ -29,11 +29,12 @@ INT_RE = r"^[+-]?\d+$"
 #: a date, optionally a time, and a zone only after a time
 ISO_RE = (
     r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?"
-    r"(Z|z|[+-]\d{2}(:?\d{2})?)?)?$"
+    r"(Z|z|[+-]([01]\d|2[0-3])(:?[0-5]\d)?)?)?$"
 )
 _FALSE = pa.scalar(False)
-#: the zone of a timestamp (after its time: a date's "-22" is not one)
-_ZONE_RE = r"\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|z|[+-]\d{2}(:?\d{2})?)$"
+#: the zone of a timestamp (after its time: a date's "-22" is not one); an offset is
+#: at most 23:59 (+24 and +05:60 are no offsets)
+_ZONE_RE = r"\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|z|[+-]([01]\d|2[0-3])(:?[0-5]\d)?)$"
 
 #: names accepted by ``--schema col:type``
 SCHEMA_TYPES = {

@@ -83,6 +83,19 @@ def test_errors_are_facet_input_errors():
         facet.detect(pa.table(ROWS), dcs=["zip -> city"], output="nope")
 
 
+def test_an_impossible_offset_does_not_parse():
+    """docs/semantics.md §4.3: offsets up to 23:59 (Arrow reads +05:60 as +06:00)."""
+    import pyarrow as pa
+
+    import facet.column_types as ct
+
+    texts = ["2020-01-01T00:00+05:60", "2020-01-01T00:00+0560", "2020-01-01T00:00+24",
+             "2020-01-01T00:00-23:59", "2020-01-01T00:00z", "2020-01-01T00:00+05"]  # fmt: skip
+    got = [None if v is None else str(v) for v in ct.parse_timestamps(pa.array(texts)).to_pylist()]
+    assert got == [None, None, None, "2020-01-01 23:59:00+00:00", "2020-01-01 00:00:00+00:00",
+                   "2019-12-31 19:00:00+00:00"]  # fmt: skip
+
+
 def test_iso_dates_parse_in_bulk_and_zones_only_after_a_time(monkeypatch):
     """A date's '-22' is not a zone: date-only text parses in one Arrow cast (the
     value-by-value fallback is only for impossible dates), zones after a time."""
