@@ -418,29 +418,38 @@ def _fits_int64(text: str) -> bool:
     return -(2**63) <= int(text) < 2**63
 
 
-def whole_int64(text: str) -> int | None:
-    """The int64 a number written as ``NUMBER_RE`` is exactly, or None when it is
-    fractional or beyond int64 -- from its digits and exponent as written (no
-    float, no ``Decimal`` context: ``1e-400`` is not whole, ``1e-99999999999999999999``
-    neither, ``9.223372036854775807e18`` is int64's maximum)."""
+def number_parts(text: str) -> tuple[bool, str, int] | None:
+    """``(negative, digits, power)``: a number written as ``NUMBER_RE`` is exactly
+    ``+-int(digits) * 10**power``, ``digits`` without leading or trailing zeros (empty
+    for zero); an exponent of more than 30 digits gives a power of +-10**31 (beyond
+    every value a column holds). None when ``text`` is no such number."""
     m = re.fullmatch(r"([+-]?)(\d*)\.?(\d*)(?:[eE]([+-]?\d+))?", text, re.ASCII)
     if m is None:
         return None
     sign, whole, frac, exp = m.groups()
+    written = (exp or "0").lstrip("+-").lstrip("0") or "0"
+    e = int(written) if len(written) <= 30 else 10**31  # (no 10**31-digit int is built)
+    e = -e if (exp or "").startswith("-") else e
     digits = (whole + frac).lstrip("0")
+    kept = digits.rstrip("0")
+    return sign == "-", kept, e - len(frac) + len(digits) - len(kept)
+
+
+def whole_int64(text: str) -> int | None:
+    """The int64 a number written as ``NUMBER_RE`` is exactly, or None when it is
+    fractional or beyond int64 -- from its digits and exponent as written
+    (:func:`number_parts`: ``1e-400`` is not whole, ``1e-99999999999999999999``
+    neither, ``9.223372036854775807e18`` is int64's maximum)."""
+    parts = number_parts(text)
+    if parts is None:
+        return None
+    negative, digits, power = parts
     if not digits:
         return 0
-    power = (exp or "0").lstrip("+-").lstrip("0") or "0"
-    if len(power) > 30:
-        return None  # nonzero digits times 10 to a 31-digit power: fractional or huge
-    shift = (-int(power) if (exp or "").startswith("-") else int(power)) - len(frac)
-    # (the value is int(digits) * 10**shift)
-    kept = digits.rstrip("0")
-    shift += len(digits) - len(kept)
-    if shift < 0 or len(kept) + shift > 19:
+    if power < 0 or len(digits) + power > 19:
         return None  # a nonzero digit below the point, or 20 digits or more
-    v = int(kept) * 10**shift
-    v = -v if sign == "-" else v
+    v = int(digits) * 10**power
+    v = -v if negative else v
     return v if -(2**63) <= v < 2**63 else None
 
 

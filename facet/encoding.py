@@ -32,6 +32,7 @@ from facet.column_types import (
     isolate,
     native_kind,
     normalize_native,
+    number_parts,
     parse_timestamps,
     storage_type,
 )
@@ -368,21 +369,17 @@ def _decimal_constant(text: str) -> Decimal:
     every column value (its leading digit beyond 10**+-1000) as +-1e1000 or
     +-1e-1000, which compare alike with every column value and which ``Decimal``
     holds (it refuses an exponent of 10**18 and more)."""
-    m = re.fullmatch(r"([+-]?)(\d*)\.?(\d*)(?:[eE]([+-]?\d+))?", text, re.ASCII)
-    if m is None:
+    parts = number_parts(text)
+    if parts is None:
         return Decimal(text)
-    sign, whole, frac, exp = m.groups()
-    digits = whole + frac
-    lead = len(digits) - len(digits.lstrip("0"))
-    if lead == len(digits):
+    negative, digits, power = parts
+    if not digits:
         return Decimal(0)
-    power = (exp or "0").lstrip("+-").lstrip("0") or "0"
-    e = int(power) if len(power) <= 30 else 10**31
-    e = -e if (exp or "").startswith("-") else e
-    top = e + len(whole) - lead - 1  # the power of ten of the leading nonzero digit
+    sign = "-" if negative else ""
+    top = power + len(digits) - 1  # the power of ten of the leading digit
     if abs(top) > _FAR_EXPONENT:
         return Decimal(f"{sign}1e{_FAR_EXPONENT if top > 0 else -_FAR_EXPONENT}")
-    return Decimal(text)
+    return Decimal(f"{sign}{digits}E{power}")
 
 
 def _between_units(d: Decimal, scale: int) -> Decimal:
@@ -424,12 +421,11 @@ def _number_constant(d: Decimal, column_type: pa.DataType) -> pa.Array:
     scale = max(0, -sign_digits_exp.exponent)
     precision = max(1, len(sign_digits_exp.digits) + sign_digits_exp.exponent) + scale
     if precision > 76:  # beyond decimal256
-        exact = pa.types.is_integer(column_type) or pa.types.is_boolean(column_type)
-        scale = column_type.scale if pa.types.is_decimal(column_type) else 0
-        if exact or pa.types.is_decimal(column_type):
+        decimal = pa.types.is_decimal(column_type)
+        if decimal or pa.types.is_integer(column_type) or pa.types.is_boolean(column_type):
             # more digits than the column's values hold: a value with as few that
             # compares as d with every one of them (1.000...0001 against integers: 1.5)
-            near = _between_units(d, scale)
+            near = _between_units(d, column_type.scale if decimal else 0)
             if near != d and len(near.as_tuple().digits) <= 76:
                 return _number_constant(near, column_type)
         return pa.array([float(d)], pa.float64())  # no column value comes near it
@@ -504,8 +500,8 @@ def _codes(
     if floats and config.rank_sort_floats and n >= config.radix_rank_rows:
         v = (values if valid is None else pc.fill_null(values, 0.0)).to_numpy(zero_copy_only=False)
         vv = v if valid is None else v[valid]
-        step = max(1, vv.size // _DISTINCT_SAMPLE)
-        if np.unique(vv[::step]).size >= 0.9 * vv[::step].size:
+        sample = vv[:: max(1, vv.size // _DISTINCT_SAMPLE)]
+        if np.unique(sample).size >= 0.9 * sample.size:
             # mostly distinct (a sample says): one sort gives the distinct values in
             # order and every row's rank (hashing them first, then sorting the
             # distinct values, costs more than the sort: 170 -> 13 ms at 400k rows)
