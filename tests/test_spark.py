@@ -385,6 +385,67 @@ def test_keys_spark_computes_itself_count_as_the_local_engine(spark, tmp_path):
         assert (engine._native_keys("v", "v") is None) == (data is csv)
 
 
+def test_a_count_led_by_equalities_spreads_by_them_all_without_statistics(spark, tmp_path):
+    """A count's leading equalities are one combined key (Spark's hashes, or the
+    tasks' where any equality has none), so the count asks no statistics to
+    order them; heavy combined keys are cut into sub-blocks; the counts are the
+    local engine's, NULLs in any key column included.  ``explain`` still asks
+    them and shows the local plan."""
+    table = _mixed_table()
+    dcs = ["not(t.f = t'.f and t.a = t'.a and t.v < t'.v)",
+           "not(t.a = t'.b and t.s = t'.s and t.v > t'.v)",
+           "not(t.x = t'.c and t.f = t'.f and t.v != t'.v)",
+           "not(t.s = t'.s and t.f = t'.f and t.dec = t'.dec and t.v <= t'.v)",
+           "not(t.f = t'.f and t.fl = t'.fl and t.v < t'.v)"]  # fmt: skip
+    # (as normalized: a same-column equality before a cross-column one)
+    keys = [[("f", "f"), ("a", "a")], [("s", "s"), ("a", "b")], [("f", "f"), ("x", "c")],
+            [("s", "s"), ("f", "f"), ("dec", "dec")], [("f", "f"), ("fl", "fl")]]  # fmt: skip
+    csv = tmp_path / "t.csv"
+    pa.csv.write_csv(table, csv)
+    for data in (table, csv):
+        local = facet.detect(data, dcs=dcs)
+        # a task's share: max(3,000 rows / 16 tasks, 200): the last DC's 8 keys are heavy
+        config = Config(spark_split_rows=200, spark_tasks=16)
+        opened = open_session(data, dcs=dcs, engine="spark", config=config)
+        session, engine = opened.session, opened.session.engine
+        for i in range(len(dcs)):
+            assert session.count(i) == (local.dcs[i].violations, local.dcs[i].rows_involved)
+        assert engine._stats is None  # no statistics job
+        assert [w["keys"] for w in engine.work] == keys
+        assert [w["key"] for w in engine.work] == [k[0] for k in keys]
+        assert engine.work[-1]["tasks"] > 16  # heavy keys in sub-blocks
+        if data is table:
+            assert engine._native_composite(keys[0]) is not None
+            assert engine._native_composite(keys[2]) is None  # x = c: the tasks' keys
+        # a run through the API (sequential and parallel) is the same
+        for mode in ("sequential", "parallel"):
+            got = facet.detect(data, dcs=dcs, engine="spark", config=config, mode=mode)
+            assert [(d.violations, d.rows_involved) for d in got.dcs] == [
+                (d.violations, d.rows_involved) for d in local.dcs
+            ]
+    assert _plan_only(facet.explain(table, dcs=dcs, engine="spark")) == _plan_only(
+        facet.explain(table, dcs=dcs)
+    )
+
+
+def test_combined_keys_are_equal_for_equal_parts_and_null_with_any():
+    from facet.engine.spark.tasks import combined_keys
+
+    rng = np.random.default_rng(5)
+    h1, h2 = rng.integers(-(2**62), 2**62, (2, 1_000))
+    v1, v2 = rng.random((2, 1_000)) < 0.9
+    k, valid = combined_keys([(h1, v1), (h2, v2)])
+    assert np.array_equal(valid, v1 & v2)
+    again, _ = combined_keys([(h1.copy(), v1), (h2.copy(), v2)])
+    assert np.array_equal(k, again)
+    # the parts' order and values matter: swapped or changed parts give other keys
+    assert np.count_nonzero(combined_keys([(h2, v2), (h1, v1)])[0] == k) < 5
+    assert np.count_nonzero(combined_keys([(h1, v1), (h2 + 1, v2)])[0] == k) < 5
+    assert len(np.unique(k)) == 1_000
+    one = combined_keys([(h1, v1)])
+    assert one[0] is h1 and one[1] is v1
+
+
 def test_keys_and_fds_are_counted_by_spark_aggregates(spark, tmp_path):
     """Key- and FD-shaped DCs whose columns Spark compares as facet does are
     counted by Spark's aggregates (no task) and equal the local engine; the

@@ -42,6 +42,11 @@ class Capabilities:
     #: restricts a run to the violations holding a row of a scope (``--where``,
     #: ``set_scope``): initial pairs ``(S, all)`` and ``(all - S, S)``
     scope: bool = False
+    #: a count applies a plan's leading equalities at once (the rows are spread
+    #: by one key of them all), so their order -- all that statistics decide in
+    #: a count plan -- needs no statistics (``facet explain`` still asks them,
+    #: to show the plan the local engine makes)
+    equalities_at_once: bool = False
 
 
 class Engine(ABC):

@@ -148,7 +148,7 @@ def _count_parallel(session: Session) -> list[tuple[int, int, float]]:
         return v, r, time.perf_counter() - t
 
     for i in range(len(session.dcs)):  # plans (and statistics) first, on this thread
-        session.plan(i, "count")
+        session.count_plan(i)
         session.initial(i)
     threads = 4 if distributed else session.engine.threads
     with ThreadPoolExecutor(threads, thread_name_prefix="facet-dc") as pool:

@@ -9,7 +9,9 @@ Spreading a DC's pairs (BigDansing §4.2's blocking, with facet's refinements
 inside each block):
 
 * led by an equality ``t.A = t'.B``: a row goes to the task of its key as ``t``
-  (``A``) and to the task of its key as ``t'`` (``B``); a key of more than
+  (``A``) and to the task of its key as ``t'`` (``B``) -- led by several, of one key
+  combining them all, so their order decides nothing (a count asks no statistics
+  to order them); a key of more than
   ``max(rows / tasks, Config.spark_split_rows)`` rows is cut into ``s``
   sub-blocks and its rows go to the ``s x s`` tasks of ordered sub-block pairs
   ``(i, j)`` -- ``L`` the key's rows of block ``i``, ``R`` those of ``j`` -- so
@@ -117,6 +119,7 @@ class SparkEngine(Engine):
         modes=frozenset({"sequential", "parallel", "cost-trie", "freq-trie"}),
         distributed=True,
         frames=True,
+        equalities_at_once=True,
     )
 
     def __init__(self, table: SparkTable, spec: TaskSpec, config: Config = DEFAULT) -> None:
@@ -299,7 +302,7 @@ class SparkEngine(Engine):
                 i = dcs[0]
                 out[i] = self.count(plans[i], self.initial_groups(self.spec.normal[i]))
                 continue
-            spread = self._spread(dcs[0], key)
+            spread = self._spread(dcs[0], [key])
             self.step(f"{len(dcs)} DCs share a shuffle: {spread.tasks} tasks")
             job = TrieJob(dcs, {i: plans[i] for i in dcs}, {i: seqs[i] for i in dcs},
                           spread.exclusive)  # fmt: skip
@@ -387,20 +390,21 @@ class SparkEngine(Engine):
     def _job(
         self, output: str, plan: Plan, groups: SparkGroups, stages: list[Stage] | None
     ) -> tuple[PairJob, Spread]:
-        key = groups.key
-        todo = plan.stages if stages is None else stages
-        if key is None and not groups.done and todo:
-            key = _spread_key(todo[0])
+        keys = [groups.key] if groups.key is not None else []
+        if not keys and not groups.done:
+            keys = _spread_keys(plan.stages if stages is None else stages)
         whole = output == "count" and not groups.done and stages is None
-        spread = self._spread(groups.dc, key, summarize=whole)
+        spread = self._spread(groups.dc, keys, summarize=whole)
         job = PairJob(
             output, groups.dc, plan, list(groups.done), stages, spread.exclusive, spread.summary
         )
         return job, spread
 
-    def _spread(self, dc: int, key: tuple[str, str] | None, summarize: bool = False) -> Spread:
-        """Rows with ``_facet_task`` and side flags for DC ``dc``'s pair work
-        (``summarize``: the whole DC is counted, so range pairs may be summarized)."""
+    def _spread(self, dc: int, keys: list[tuple[str, str]], summarize: bool = False) -> Spread:
+        """Rows with ``_facet_task`` and side flags for DC ``dc``'s pair work,
+        spread by the equalities ``keys`` (``(a, b)``: ``t.a = t'.b``) as one
+        key, or none (``summarize``: the whole DC is counted, so range pairs may
+        be summarized)."""
         from pyspark.sql import functions as F  # noqa: N812
 
         self.step("spreading rows")
@@ -410,7 +414,7 @@ class SparkEngine(Engine):
         limit = min(
             max(math.ceil(n / tasks), self.config.spark_split_rows), self.config.spark_task_rows
         )
-        if key is None:
+        if not keys:
             pred = self._range_predicate(dc) if n > limit else None
             if pred is not None:
                 # with summaries only the ranges' own pairs are tasks: as many as
@@ -426,22 +430,22 @@ class SparkEngine(Engine):
             rows = rows.withColumn(LEFT, F.lit(True)).withColumn(RIGHT, F.lit(True))
             heavy = [(0, s)]
             spread = self._blocks(rows, heavy, tasks_base=0, light_tasks=0)
-            self._record(dc, None, s * s, n)
+            self._record(dc, [], s * s, n)
             return Spread(spread, exclusive=s == 1, tasks=s * s)
-        a, b = key
-        native = self._native_keys(a, b)
+        same = all(a == b for a, b in keys)  # a row's key is the same as t and as t'
+        native = self._native_composite(keys)
         if native is not None:  # keys computed by Spark itself: no Python pass
             keyed = frame.withColumn(KEY_L, native[0]).withColumn(KEY_R, native[1])
         else:
-            keyed = frame.mapInArrow(keyed_job(self.spec, a, b), _with_keys(frame.schema))
+            keyed = frame.mapInArrow(keyed_job(self.spec, keys), _with_keys(frame.schema))
         lefts = keyed.where(F.col(KEY_L).isNotNull()).select(
             F.col(KEY_L).alias("_facet_k"),
             *[c for c in frame.columns],
             F.lit(True).alias(LEFT),
-            F.lit(a == b).alias(RIGHT),
+            F.lit(same).alias(RIGHT),
         )
         rows = lefts
-        if a != b:
+        if not same:
             rights = keyed.where(F.col(KEY_R).isNotNull()).select(
                 F.col(KEY_R).alias("_facet_k"),
                 *[c for c in frame.columns],
@@ -462,9 +466,9 @@ class SparkEngine(Engine):
         heavy = [(int(r["_facet_k"]), math.ceil(int(r["n"]) / limit)) for r in counts]
         heavy.sort()
         frame_out = self._blocks(rows, heavy, tasks_base=tasks, light_tasks=tasks)
-        self._record(dc, key, tasks + sum(s * s for _, s in heavy), n)
+        self._record(dc, keys, tasks + sum(s * s for _, s in heavy), n)
         return Spread(
-            frame_out, exclusive=a == b and not heavy, tasks=tasks + sum(s * s for _, s in heavy),
+            frame_out, exclusive=same and not heavy, tasks=tasks + sum(s * s for _, s in heavy),
             persisted=persisted,
         )  # fmt: skip
 
@@ -540,6 +544,25 @@ class SparkEngine(Engine):
             return out[0], out[0]
         if self._kind(a) != self._kind(b):
             return None
+        return out[0], out[1]
+
+    def _native_composite(self, keys: list[tuple[str, str]]) -> tuple[Any, Any] | None:
+        """:meth:`_native_keys` of several equalities combined into one key per
+        side (NULL where any is), or None if any has none."""
+        from pyspark.sql import functions as F  # noqa: N812
+
+        parts = [self._native_keys(a, b) for a, b in keys]
+        if any(p is None for p in parts):
+            return None
+        if len(parts) == 1:
+            return parts[0]
+        out = []
+        for side in (0, 1):
+            cols = [p[side] for p in parts]
+            present = cols[0].isNotNull()
+            for c in cols[1:]:
+                present = present & c.isNotNull()
+            out.append(F.when(present, F.xxhash64(*cols)))
         return out[0], out[1]
 
     def _range_predicate(self, dc: int) -> PairPredicate | None:
@@ -895,8 +918,9 @@ class SparkEngine(Engine):
                 w["task_rows"] = int(row["shipped"] or 0)
                 return
 
-    def _record(self, dc: int, key: Any, tasks: int, rows: int) -> None:
-        self.work.append({"dc": dc, "key": key, "tasks": tasks, "rows": rows})
+    def _record(self, dc: int, keys: list[tuple[str, str]], tasks: int, rows: int) -> None:
+        key = {"key": keys[0], "keys": keys} if keys else {"key": None}
+        self.work.append({"dc": dc, **key, "tasks": tasks, "rows": rows})
 
 
 def _binary_string(typ: Any) -> bool:
@@ -907,6 +931,18 @@ def _binary_string(typ: Any) -> bool:
         None,
         "UTF8_BINARY",
     )
+
+
+def _spread_keys(stages: list[Stage]) -> list[tuple[str, str]]:
+    """The equalities leading ``stages``: the pairs are spread by all of them
+    at once (one combined key), so their order decides nothing."""
+    keys = []
+    for stage in stages:
+        key = _spread_key(stage)
+        if key is None:
+            break
+        keys.append(key)
+    return keys
 
 
 def _spread_key(stage: Stage) -> tuple[str, str] | None:

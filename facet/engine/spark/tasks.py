@@ -185,20 +185,33 @@ TEXT_FACTS_SCHEMA = pa.schema(
 )  # fmt: skip
 
 
-def keyed_job(spec: TaskSpec, a: str, b: str) -> Callable:
-    """The rows with their key as ``t`` (column ``a``) and as ``t'`` (``b``)."""
+def keyed_job(spec: TaskSpec, keys: list[tuple[str, str]]) -> Callable:
+    """The rows with their key as ``t`` (columns ``a`` of ``keys``' pairs
+    ``(a, b)``: ``t.a = t'.b``) and as ``t'`` (columns ``b``): one equality's
+    :func:`key_hashes`, or several combined into one (NULL if any is)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             table = pa.Table.from_batches([batch])
-            typed = typed_columns(table, spec, [a, b])
+            typed = typed_columns(table, spec, list(dict.fromkeys(c for k in keys for c in k)))
             out = batch
-            for name, col in ((KEY_L, a), (KEY_R, b)):
-                k, valid = key_hashes(*typed[col])
+            for name, side in ((KEY_L, 0), (KEY_R, 1)):
+                k, valid = combined_keys([key_hashes(*typed[pair[side]]) for pair in keys])
                 out = out.append_column(name, pa.array(k, pa.int64(), mask=~valid))
             yield out
 
     return run
+
+
+def combined_keys(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """One key per row from several columns' :func:`key_hashes` (equal parts,
+    equal keys), valid where every part is."""
+    k, valid = parts[0]
+    for h, v in parts[1:]:
+        mixed = (k.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) ^ h.view(np.uint64)
+        k = hashing.mix64_array(mixed).view(np.int64)
+        valid = valid & v
+    return k, valid
 
 
 def order_key(typed: pa.Array, kind: str) -> pa.Array:
