@@ -12,9 +12,11 @@ key; ``N tasks``: the tasks' job, to the end of the count).  Then, ``--repeats``
 each, on the DC's columns read from the same file and cached (untimed), the same jobs
 with nothing of facet in them:
 
-* ``distinct``: ``count(DISTINCT c)`` of every column the DC reads, one aggregate;
-* ``keys``: the rows per value of the key the engine spread on (its JSON ``work``);
-* ``rows to tasks``: the rows hash-partitioned on that key into as many tasks as the
+* ``distinct``: ``count(DISTINCT c)`` of every column the DC reads, one aggregate --
+  only when the engine's count asked statistics (a ``statistics`` step);
+* ``keys``: the rows per value of the keys the engine spread on (its JSON ``work``: the
+  equalities leading the plan, as one key);
+* ``rows to tasks``: the rows hash-partitioned on those keys into as many tasks as the
   engine ran, each task's rows handed to a Python function as Arrow
   (``groupBy().applyInArrow``) that only counts them.
 
@@ -92,22 +94,26 @@ def worker(file: str, dc: str, master: str, repeats: int) -> int:
     cols = sorted(_columns(dc))
     frame = spark.read.parquet(file).select(*[F.col(f"`{c}`") for c in cols]).persist()
     rows = frame.count()
-    key = work[0]["key"] if work and work[0].get("key") else None
-    tasks = int(work[0]["tasks"]) if work else 1
+    first_work = work[0] if work else {}
+    keys = [tuple(k) for k in first_work.get("keys") or []]
+    tasks = int(first_work["tasks"]) if work else 1
 
     def n_rows(table: pa.Table) -> pa.Table:
         return pa.table({"n": pa.array([table.num_rows], pa.int64())})
 
-    jobs = {"distinct": lambda: frame.agg(*[F.count_distinct(f"`{c}`") for c in cols]).collect()}
-    if key is not None:
-        a, b = key
-        sides = frame.select(F.col(f"`{a}`").alias("_k"), *[F.col(f"`{c}`") for c in cols])
-        if a != b:
-            sides = sides.unionByName(
-                frame.select(F.col(f"`{b}`").alias("_k"), *[F.col(f"`{c}`") for c in cols])
-            )
-        spread = sides.withColumn("_task", F.pmod(F.hash("_k"), F.lit(tasks)))
-        jobs["keys"] = lambda: sides.groupBy("_k").count().where(F.col("count") > rows).collect()
+    def side(names: list[str]) -> object:
+        named = [F.col(f"`{c}`").alias(f"_k{i}") for i, c in enumerate(names)]
+        return frame.select(*named, *[F.col(f"`{c}`") for c in cols])
+
+    jobs = {}
+    if "statistics" in steps:  # the engine's plan asked statistics: their job
+        jobs["distinct"] = lambda: frame.agg(*[F.count_distinct(f"`{c}`") for c in cols]).collect()
+    if keys:  # the rows as t by the keys' a columns, as t' by their b columns
+        lefts, rights = [a for a, _ in keys], [b for _, b in keys]
+        sides = side(lefts) if lefts == rights else side(lefts).unionByName(side(rights))
+        kcols = [f"_k{i}" for i in range(len(keys))]
+        spread = sides.withColumn("_task", F.pmod(F.hash(*kcols), F.lit(tasks)))
+        jobs["keys"] = lambda: sides.groupBy(*kcols).count().where(F.col("count") > rows).collect()
         jobs["rows to tasks"] = lambda: (
             spread.groupBy("_task").applyInArrow(n_rows, "n long").agg(F.sum("n")).collect()
         )
@@ -121,7 +127,7 @@ def worker(file: str, dc: str, master: str, repeats: int) -> int:
         floor[name] = _median(took)
     frame.unpersist()
     print(json.dumps({"seconds": seconds, "count": int(violations), "first_seconds": first,
-                      "steps": steps, "floor": floor, "key": key, "tasks": tasks, "rows": rows,
+                      "steps": steps, "floor": floor, "keys": keys, "tasks": tasks, "rows": rows,
                       "master": master, "spark": spark.version}))  # fmt: skip
     spark.stop()
     return 0
@@ -145,7 +151,7 @@ def run(file: Path, dc: str, master: str, repeats: int, timeout: float, rss_limi
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
     return common.run_worker(
         cmd, timeout, rss_limit,
-        ("first_seconds", "steps", "floor", "key", "tasks", "rows", "master", "spark"), env=env,
+        ("first_seconds", "steps", "floor", "keys", "tasks", "rows", "master", "spark"), env=env,
     )  # fmt: skip
 
 

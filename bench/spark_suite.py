@@ -184,7 +184,7 @@ def floor(ctx) -> int:
         record(ctx, "floor", name, dc=dc, file=file.name, rows=ctx.rows, master=ctx.master,
                repeats=ctx.repeats, timeout=ctx.timeout, counts_agree=agree,
                spark={k: r.get(k) for k in ("status", "seconds", "first_seconds", "violations",
-                                             "steps", "floor", "key", "tasks", "wall")},
+                                             "steps", "floor", "keys", "tasks", "wall")},
                spark_sql=s)  # fmt: skip
         write_markdown()
     return 1 if bad else 0
@@ -337,9 +337,10 @@ def write_markdown() -> None:
             lines.append("")
             lines.append(
                 "facet's steps: the engine's progress steps of a warm count (statistics: the "
-                "planner's distinct-count job; spreading: the rows per key; tasks: the tasks' "
-                "job to the end of the count). Spark alone: the same jobs over the DC's "
-                "columns with nothing of facet in them (bench/spark_floor_worker.py); their "
+                "planner's distinct-count job, if its plan asks one; spreading: the rows per "
+                "key; tasks: the tasks' job to the end of the count). Spark alone: the same "
+                "jobs over the DC's columns with nothing of facet in them "
+                "(bench/spark_floor_worker.py; '-': a job the engine did not run); their "
                 "sum is what an engine of Python tasks over shuffled rows pays here before "
                 "computing anything."
             )
