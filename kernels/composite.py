@@ -445,6 +445,17 @@ def _count_swapped(lt, codes, ea, eb, d, r, ne, deg_l, deg_r, direct_codes, dom)
         big = max(big, start[v + 1] - start[v])
     small_dom, stamp, cnt, hkey, hmark, hcnt = _tallies(dom, direct_codes, big)
     digits = np.empty(k, np.int64)
+    # a swap that undoes itself (``t.A = t'.B and t.B = t'.A``) makes the DC
+    # symmetric: (t, t') violates iff (t', t) does, so a row's two degrees are
+    # equal and runs ``v`` and ``w`` (each the other's partner) are counted once
+    involution = True
+    for j in range(k):
+        involution &= to[to[j]] == j
+    if involution:
+        return _count_involution(
+            k, d, span, to, digits, start, pos, fin, deg_l, deg_r, ne, small_dom, dom,
+            stamp, cnt, hkey, hmark, hcnt,
+        )  # fmt: skip
     total = 0
     mark = 0
     for v in range(span):
@@ -453,15 +464,7 @@ def _count_swapped(lt, codes, ea, eb, d, r, ne, deg_l, deg_r, direct_codes, dom)
             continue
         # the rows t' pairing with key v on the left hold v as their right key:
         # codes[ea[to[j]], t'] = digit j of v, so their left key is w
-        x = v
-        for j in range(k - 1, -1, -1):
-            digits[j] = x % d
-            x //= d
-        w = 0
-        for i in range(k):
-            for j in range(k):
-                if to[j] == i:
-                    w = w * d + digits[j]
+        w = _partner_key(v, k, d, to, digits)
         r0, r1 = start[w], start[w + 1]
         if r0 == r1:
             continue
@@ -480,6 +483,68 @@ def _count_swapped(lt, codes, ea, eb, d, r, ne, deg_l, deg_r, direct_codes, dom)
                     deg_l[pos[p]] -= 1
                     deg_r[pos[p]] -= 1
                     total -= 1
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _partner_key(v, k, d, to, digits):
+    """The left key of the rows that pair with left key ``v`` (their right key
+    is ``v``): ``v``'s digits put back in order."""
+    x = v
+    for j in range(k - 1, -1, -1):
+        digits[j] = x % d
+        x //= d
+    w = 0
+    for i in range(k):
+        for j in range(k):
+            if to[j] == i:
+                w = w * d + digits[j]
+    return w
+
+
+@njit(cache=True, nogil=True)
+def _count_involution(
+    k, d, span, to, digits, start, pos, fin, deg_l, deg_r, ne, small_dom, dom,
+    stamp, cnt, hkey, hmark, hcnt,
+):  # fmt: skip
+    """:func:`_count_swapped`'s runs when the swap undoes itself: each pair of
+    runs ``v < w`` is tallied once, both ways (the rows of ``v`` against ``w``'s,
+    then ``w``'s against ``v``'s), a run that is its own partner once; a row's
+    degree, found on one side, is both of its degrees."""
+    got = np.zeros_like(deg_l)
+    total = 0
+    mark = 0
+    for v in range(span):
+        l0, l1 = start[v], start[v + 1]
+        if l0 == l1:
+            continue
+        w = _partner_key(v, k, d, to, digits)
+        if w < v:
+            continue  # (counted with run w)
+        r0, r1 = start[w], start[w + 1]
+        if r0 == r1:
+            continue
+        direct = small_dom or 2 * max(l1 - l0, r1 - r0) >= dom
+        mark += 1
+        found = _tally_lookup(
+            fin, r0, r1, fin, pos, l0, l1, got, ne, direct, mark, stamp, cnt, hkey, hmark, hcnt
+        )
+        if v == w:
+            total += found
+            if not ne:  # (t, t) is no pair: t meets its own key and code
+                for p in range(l0, l1):
+                    if fin[p] >= 0:
+                        got[pos[p]] -= 1
+                        total -= 1
+            continue
+        total += 2 * found  # (t, t') and (t', t)
+        mark += 1
+        _tally_lookup(
+            fin, l0, l1, fin, pos, r0, r1, got, ne, direct, mark, stamp, cnt, hkey, hmark, hcnt
+        )
+    for i in range(got.shape[0]):
+        deg_l[i] += got[i]
+        deg_r[i] += got[i]
     return total
 
 

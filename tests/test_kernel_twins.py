@@ -698,8 +698,10 @@ def test_count_composite_equals_its_naive_twin(data):
 def test_count_composite_over_swapped_keys_equals_its_naive_twin(data):
     """A symmetric DC on a reflexive pair (``t.A = t'.B and t.B = t'.A``: the right
     key is the left key's columns permuted, one domain, ``ra == rb``) takes one
-    counting sort for both sides (``_count_swapped``); it meets the naive twin,
-    (t, t) included where a row's key is its own permutation."""
+    counting sort for both sides (``_count_swapped``; a swap that undoes itself,
+    as every one of two columns and some of three, tallies each pair of runs
+    once: ``_count_involution``); it meets the naive twin, (t, t) included where
+    a row's key is its own permutation."""
     rows = 4
     n = data.draw(st.integers(0, 40))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
