@@ -447,15 +447,15 @@ def _count_swapped(lt, codes, ea, eb, d, r, ne, deg_l, deg_r, direct_codes, dom)
     digits = np.empty(k, np.int64)
     # a swap that undoes itself (``t.A = t'.B and t.B = t'.A``) makes the DC
     # symmetric: (t, t') violates iff (t', t) does, so a row's two degrees are
-    # equal and runs ``v`` and ``w`` (each the other's partner) are counted once
+    # equal -- runs ``v`` and ``w`` (each the other's partner) are tallied once,
+    # both ways, into one array that serves both sides, a run that is its own
+    # partner one way
     involution = True
     for j in range(k):
         involution &= to[to[j]] == j
-    if involution:
-        return _count_involution(
-            k, d, span, to, digits, start, pos, fin, deg_l, deg_r, ne, small_dom, dom,
-            stamp, cnt, hkey, hmark, hcnt,
-        )  # fmt: skip
+    got = np.zeros_like(deg_l) if involution else deg_l
+    into_l = got if involution else deg_l
+    into_r = got if involution else deg_r
     total = 0
     mark = 0
     for v in range(span):
@@ -465,24 +465,36 @@ def _count_swapped(lt, codes, ea, eb, d, r, ne, deg_l, deg_r, direct_codes, dom)
         # the rows t' pairing with key v on the left hold v as their right key:
         # codes[ea[to[j]], t'] = digit j of v, so their left key is w
         w = _partner_key(v, k, d, to, digits)
+        if involution and w < v:
+            continue  # (tallied with run w)
         r0, r1 = start[w], start[w + 1]
         if r0 == r1:
             continue
         direct = small_dom or 2 * max(l1 - l0, r1 - r0) >= dom
         mark += 1
-        total += _tally_lookup(
-            fin, r0, r1, fin, pos, l0, l1, deg_l, ne, direct, mark, stamp, cnt, hkey, hmark, hcnt
+        found = _tally_lookup(
+            fin, r0, r1, fin, pos, l0, l1, into_l, ne, direct, mark, stamp, cnt, hkey, hmark, hcnt
         )
-        mark += 1
-        _tally_lookup(
-            fin, l0, l1, fin, pos, r0, r1, deg_r, ne, direct, mark, stamp, cnt, hkey, hmark, hcnt
-        )
+        total += found
+        if not (involution and v == w):
+            mark += 1
+            _tally_lookup(
+                fin, l0, l1, fin, pos, r0, r1, into_r, ne, direct, mark, stamp, cnt, hkey, hmark,
+                hcnt,
+            )  # fmt: skip
+            if involution:
+                total += found  # (t', t) for every (t, t')
         if v == w and not ne:  # (t, t) is no pair: t meets its own key and code
             for p in range(l0, l1):
                 if fin[p] >= 0:
-                    deg_l[pos[p]] -= 1
-                    deg_r[pos[p]] -= 1
+                    into_l[pos[p]] -= 1
+                    if not involution:
+                        deg_r[pos[p]] -= 1
                     total -= 1
+    if involution:
+        for i in range(got.shape[0]):
+            deg_l[i] += got[i]
+            deg_r[i] += got[i]
     return total
 
 
@@ -500,52 +512,6 @@ def _partner_key(v, k, d, to, digits):
             if to[j] == i:
                 w = w * d + digits[j]
     return w
-
-
-@njit(cache=True, nogil=True)
-def _count_involution(
-    k, d, span, to, digits, start, pos, fin, deg_l, deg_r, ne, small_dom, dom,
-    stamp, cnt, hkey, hmark, hcnt,
-):  # fmt: skip
-    """:func:`_count_swapped`'s runs when the swap undoes itself: each pair of
-    runs ``v < w`` is tallied once, both ways (the rows of ``v`` against ``w``'s,
-    then ``w``'s against ``v``'s), a run that is its own partner once; a row's
-    degree, found on one side, is both of its degrees."""
-    got = np.zeros_like(deg_l)
-    total = 0
-    mark = 0
-    for v in range(span):
-        l0, l1 = start[v], start[v + 1]
-        if l0 == l1:
-            continue
-        w = _partner_key(v, k, d, to, digits)
-        if w < v:
-            continue  # (counted with run w)
-        r0, r1 = start[w], start[w + 1]
-        if r0 == r1:
-            continue
-        direct = small_dom or 2 * max(l1 - l0, r1 - r0) >= dom
-        mark += 1
-        found = _tally_lookup(
-            fin, r0, r1, fin, pos, l0, l1, got, ne, direct, mark, stamp, cnt, hkey, hmark, hcnt
-        )
-        if v == w:
-            total += found
-            if not ne:  # (t, t) is no pair: t meets its own key and code
-                for p in range(l0, l1):
-                    if fin[p] >= 0:
-                        got[pos[p]] -= 1
-                        total -= 1
-            continue
-        total += 2 * found  # (t, t') and (t', t)
-        mark += 1
-        _tally_lookup(
-            fin, l0, l1, fin, pos, r0, r1, got, ne, direct, mark, stamp, cnt, hkey, hmark, hcnt
-        )
-    for i in range(got.shape[0]):
-        deg_l[i] += got[i]
-        deg_r[i] += got[i]
-    return total
 
 
 @njit(cache=True, nogil=True, inline="always")

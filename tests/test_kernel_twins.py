@@ -700,7 +700,7 @@ def test_count_composite_over_swapped_keys_equals_its_naive_twin(data):
     key is the left key's columns permuted, one domain, ``ra == rb``) takes one
     counting sort for both sides (``_count_swapped``; a swap that undoes itself,
     as every one of two columns and some of three, tallies each pair of runs
-    once: ``_count_involution``); it meets the naive twin, (t, t) included where
+    once, both ways); it meets the naive twin, (t, t) included where
     a row's key is its own permutation."""
     rows = 4
     n = data.draw(st.integers(0, 40))
@@ -726,6 +726,30 @@ def test_count_composite_over_swapped_keys_equals_its_naive_twin(data):
     want_l, want_r = _naive_degrees(lt, rt, codes, ea, eb, ra, rb, ne)
     assert np.array_equal(deg_l, want_l[lt]) and np.array_equal(deg_r, want_r[rt])
     assert total == want_l.sum()
+
+
+@pytest.mark.parametrize("order", [(1, 2, 0), (0, 2, 1)], ids=["3-cycle", "involution"])
+@pytest.mark.parametrize("ne", [False, True])
+def test_swapped_keys_whose_key_is_its_own_permutation(order, ne):
+    """Keys whose three digits are equal are their own partners under any
+    permutation: (t, t) is taken off under a 3-cycle (tallied both sides) and
+    under a swap that undoes itself (tallied once) alike."""
+    rng = np.random.default_rng(3)
+    n = 30
+    codes = rng.integers(-1, 2, (4, n)).astype(np.int32)
+    codes[1, :20] = codes[2, :20] = codes[0, :20]  # rows 0..19: all three digits equal
+    ea = np.array([0, 1, 2], np.int64)
+    eb = ea[np.array(order)]
+    lt = np.arange(n, dtype=np.int32)
+    rt = lt.copy()
+    doms = np.full(3, 2, np.int64)
+    assert _swapped_keys(lt, rt, ea, eb, doms, 3, 3)
+    deg_l = np.zeros(n, np.int32)
+    deg_r = np.zeros(n, np.int32)
+    total = count_composite(lt, rt, codes, ea, eb, doms, 3, 3, 2, ne, deg_l, deg_r, 1 << 16, False)
+    want_l, want_r = _naive_degrees(lt, rt, codes, ea, eb, 3, 3, ne)
+    assert np.array_equal(deg_l, want_l) and np.array_equal(deg_r, want_r)
+    assert total == want_l.sum() > 0
 
 
 def _naive_partnered(lt, rt, codes, ea, eb, ra, rb, ne):
