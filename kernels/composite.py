@@ -260,16 +260,12 @@ def partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne, out_l, out_r):
     and what is kept of it is ascending.  A side cut is written to ``out_l`` /
     ``out_r`` (as long as the side; the caller's memory, e.g. on huge pages),
     and cut again in place."""
-    k = ea.shape[0]
-    for j in range(k + 1):
-        if j < k:
-            a, b, d = ea[j], eb[j], doms[j]
-        elif not ne:
-            a, b, d = ra, rb, dom
-        else:
-            break
-        if a == b or d > 4 * (lt.shape[0] + rt.shape[0]) + (1 << 16):
-            continue  # (a domain far above the rows: no table worth its size)
+    n = codes.shape[1]
+    la, lb, ld = _links(ea, eb, doms, ra, rb, dom, ne, lt.shape[0] + rt.shape[0])
+    if lt.shape[0] == n and rt.shape[0] == n and la.shape[0] and _symmetric(la, lb):
+        return _partnered_whole(lt, rt, codes, la, lb, ld, out_l)
+    for j in range(la.shape[0]):
+        a, b, d = la[j], lb[j], ld[j]
         on_l = _marks(lt, codes[a], d)
         on_r = _marks(rt, codes[b], d)
         drop_l = drop_r = False
@@ -281,6 +277,97 @@ def partnered(lt, rt, codes, ea, eb, doms, ra, rb, dom, ne, out_l, out_r):
         if drop_r:
             rt = _present(rt, codes[b], on_l, out_r)
     return lt, rt
+
+
+@njit(cache=True, nogil=True)
+def _links(ea, eb, doms, ra, rb, dom, ne, rows):
+    """The cross-column equalities :func:`partnered` semi-joins on (the sink's
+    last unless ``ne``), as ``(a, b, domain)`` arrays: not ``a == b``, nor a
+    domain far above the ``rows`` of both sides (no table worth its size)."""
+    k = ea.shape[0]
+    la = np.empty(k + 1, np.int64)
+    lb = np.empty(k + 1, np.int64)
+    ld = np.empty(k + 1, np.int64)
+    m = 0
+    for j in range(k + 1):
+        if j < k:
+            a, b, d = ea[j], eb[j], doms[j]
+        elif not ne:
+            a, b, d = ra, rb, dom
+        else:
+            break
+        if a == b or d > 4 * rows + (1 << 16):
+            continue
+        la[m], lb[m], ld[m] = a, b, d
+        m += 1
+    return la[:m], lb[:m], ld[:m]
+
+
+@njit(cache=True, nogil=True)
+def _symmetric(la, lb):
+    """Whether every link ``(a, b)`` comes with ``(b, a)`` (φ10's ``t.A = t'.B
+    and t.B = t'.A``)."""
+    for i in range(la.shape[0]):
+        found = False
+        for j in range(la.shape[0]):
+            found |= la[j] == lb[i] and lb[j] == la[i]
+        if not found:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _partnered_whole(lt, rt, codes, la, lb, ld, out):
+    """:func:`partnered` where both sides hold every row and the links are
+    symmetric: a row of either side needs, for every link ``(a, b)`` where ``a``
+    holds a code ``b`` lacks, its code in ``a`` among the codes of ``b`` -- one
+    condition for both sides, so each column's codes are marked once, and the
+    rows are kept once (ascending, in ``out``: the first such link over every
+    row, the next over the rows kept) and returned as both sides; the sides as
+    they came when no code lacks a partner."""
+    m = la.shape[0]
+    n = codes.shape[1]
+    # each column's codes, marked once over every row (a flat array, by column)
+    off = np.zeros(m + 1, np.int64)
+    for i in range(m):
+        off[i + 1] = off[i] + max(ld[i], 1)
+    on = np.zeros(off[m], np.bool_)
+    for i in range(m):
+        col = codes[la[i]]
+        o = off[i]
+        for t in range(n):
+            c = col[t]
+            if c >= 0:
+                on[o + c] = True
+    kept = -1  # (every row)
+    for i in range(m):
+        at = 0  # where the link's b is marked (b is some link's a: they are symmetric)
+        for j in range(m):
+            if la[j] == lb[i]:
+                at = off[j]
+        drop = False
+        for c in range(ld[i]):
+            drop |= on[off[i] + c] and not on[at + c]
+        if not drop:
+            continue
+        col = codes[la[i]]
+        if kept < 0:
+            kept = 0
+            for t in range(n):
+                c = col[t]
+                out[kept] = t
+                kept += (c >= 0) & on[at + max(c, 0)]
+            continue
+        m2 = 0
+        for p in range(kept):
+            t = out[p]
+            c = col[t]
+            out[m2] = t
+            m2 += (c >= 0) & on[at + max(c, 0)]
+        kept = m2
+    if kept < 0:
+        return lt, rt
+    return out[:kept], out[:kept]
 
 
 @njit(cache=True, nogil=True)

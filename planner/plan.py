@@ -149,13 +149,17 @@ class Plan:
 
 
 def needs_statistics(dc: NormalDC, output: str, config: Config = DEFAULT) -> bool:
-    """Whether a plan's choices depend on statistics: the order of two or more
-    equalities, or (pairs/blocks) the order and algorithm of inequalities and
-    the order of two or more non-equalities."""
+    """Whether a plan's choices depend on statistics: the order of equalities
+    over two or more sets of columns, or (pairs/blocks) the order and algorithm
+    of inequalities and the order of two or more non-equalities.  Equalities over
+    one set of columns (``t.A = t'.B and t.B = t'.A``) tie on every estimate
+    :func:`~facet.planner.order.order_predicates` ranks them by, so they keep
+    their written order with statistics or without."""
     if config.order != "planned":
         return False
-    classes = [p.cls for p in dict.fromkeys(dc.preds)]
-    if classes.count(EQUALITY) >= 2:
+    preds = list(dict.fromkeys(dc.preds))
+    classes = [p.cls for p in preds]
+    if len({frozenset((p.a, p.b)) for p in preds if p.cls == EQUALITY}) >= 2:
         return True
     return output != "count" and (INEQUALITY in classes or classes.count(NONEQUALITY) >= 2)
 

@@ -118,6 +118,37 @@ def test_single_column_before_cross_column_on_reflexive_pairs():
     assert [s.pred.single_column for s in plan.stages] == [True, False]
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from([("a", "b"), ("b", "a"), ("a", "a"), ("b", "b")]), max_size=4),
+    st.dictionaries(st.sampled_from("ab"), st.floats(1, 1e6), min_size=2),
+    st.booleans(),
+    st.sampled_from(["count", "pairs", "blocks"]),
+)
+def test_equalities_statistics_cannot_reorder_are_planned_without_them(
+    cols, cards, reflexive, output
+):
+    """needs_statistics says no for equalities over one set of columns (φ10's
+    ``t.A = t'.B and t.B = t'.A``): every cardinality orders them as written,
+    and a second set of columns asks for statistics."""
+    from facet.language.normalize import NormalDC, PairPredicate
+    from facet.planner.order import order_predicates
+    from facet.planner.plan import needs_statistics
+
+    preds = list(dict.fromkeys(PairPredicate(a, "=", b) for a, b in cols))
+    dc = NormalDC(None, 2, (), tuple(preds))
+    sets = {frozenset((p.a, p.b)) for p in preds}
+    assert needs_statistics(dc, output) == (len(sets) >= 2)
+    if len(sets) < 2:
+
+        def card(c):
+            return max(cards[x] for x in c)
+
+        assert order_predicates(preds, card, 1000, reflexive) == order_predicates(
+            preds, None, 1000, reflexive
+        )
+
+
 def test_greedy_hll_for_three_equalities():
     _, plan = plan_of(
         known_table(), "not(t.k1000 = t'.k1000 and t.k2 = t'.k2 and t.k100 = t'.k100)"
