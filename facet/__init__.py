@@ -12,7 +12,14 @@ line's start) stays cheap.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
+
+# pyarrow allocates through mimalloc, which by default commits each new arena up
+# front; where fresh memory is slow to touch first (a VM's 2 MiB pages) that stalled
+# a run's Arrow allocations 4-15 ms in about one process of three (docs/architecture.md,
+# ``memory.py``).  Read when pyarrow loads, so set before it does; a user's setting wins.
+os.environ.setdefault("MIMALLOC_ARENA_EAGER_COMMIT", "0")
 
 __version__ = "0.1.0"
 

@@ -400,3 +400,20 @@ def test_text_columns_compared_with_each_other_warm_the_parallel_dictionary():
     config = DEFAULT.but(threads=2)
     assert "dictionary-parallel" in run_kernels(cross, config, ("count",), source=src)
     assert "dictionary-parallel" not in run_kernels(same, config, ("count",), source=src)
+
+
+def test_facet_turns_off_mimallocs_eager_arena_commit_unless_the_user_set_it():
+    """``import facet`` sets ``MIMALLOC_ARENA_EAGER_COMMIT=0`` before pyarrow loads
+    (its arenas committed up front stalled Arrow's allocations: docs/architecture.md
+    ``memory.py``), keeps a value the user set, and the CLI's runs see it."""
+    import os
+
+    code = """
+        import json, os, sys
+        import facet
+        print(json.dumps({"value": os.environ.get("MIMALLOC_ARENA_EAGER_COMMIT"),
+                          "pyarrow": "pyarrow" in sys.modules}))
+    """
+    env = {k: v for k, v in os.environ.items() if k != "MIMALLOC_ARENA_EAGER_COMMIT"}
+    assert run_python(code, env) == {"value": "0", "pyarrow": False}
+    assert run_python(code, {**env, "MIMALLOC_ARENA_EAGER_COMMIT": "1"})["value"] == "1"
