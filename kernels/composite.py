@@ -629,16 +629,30 @@ def _take_self_pairs(lt, rt, codes, ea, eb, ra, rb, ne, deg_l, deg_r, shared):
                 deg_l[i] -= 1
                 m += 1
         return m
+    nl = lt.shape[0]
+    selfs = np.empty(nl, np.bool_)
     m = 0
-    for i in range(lt.shape[0]):
-        m += _self_pair(lt[i], codes, ea, eb, ra, rb, ne)
+    for i in range(nl):
+        selfs[i] = _self_pair(lt[i], codes, ea, eb, ra, rb, ne)
+        m += selfs[i]
     if m == 0:
         return 0
+    aligned = nl == rt.shape[0]  # the same rows at the same positions (partnered's
+    for i in range(nl):  # sides of a whole table): a row's two degrees sit at i
+        if not aligned or lt[i] != rt[i]:
+            aligned = False
+            break
+    if aligned:
+        for i in range(nl):
+            if selfs[i]:
+                deg_l[i] -= 1
+                deg_r[i] -= 1
+        return m
     cand = np.empty(m, np.int64)
     pos = np.empty(m, np.int64)
     m = 0
-    for i in range(lt.shape[0]):
-        if _self_pair(lt[i], codes, ea, eb, ra, rb, ne):
+    for i in range(nl):
+        if selfs[i]:
             cand[m] = lt[i]
             pos[m] = i
             m += 1
@@ -648,6 +662,8 @@ def _take_self_pairs(lt, rt, codes, ea, eb, ra, rb, ne, deg_l, deg_r, shared):
     taken = 0
     for j in range(rt.shape[0]):
         t = rt[j]
+        if not _self_pair(t, codes, ea, eb, ra, rb, ne):
+            continue  # (a few code reads: cheaper than the search it spares)
         k = np.searchsorted(cand, t)
         if k < m and cand[k] == t:
             deg_l[pos[k]] -= 1
