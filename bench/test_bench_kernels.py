@@ -11,6 +11,8 @@ benchmark checks its result against a closed form or NumPy so it cannot time a b
 
 * ``text_codes``: exact dictionary codes of 1M short strings (``kernels/dictionary.py``).
 * ``dense_ranks``: order codes of 1M wide int64 values by radix digits (``kernels/ranks.py``).
+* ``histogram_ranks``: order codes of 1M int64 values over a range of 4M (the widest the
+  histogram route takes at 1M rows: a presence bitmap, ones counted a word).
 * ``refine_equality`` / ``refine_hsm``: the first refinement, ``t.A = t'.A`` or
   ``t.B > t'.B`` (``kernels/refine.py``).
 * ``count_keyed``: degrees under ``t.A = t'.A and t.B != t'.B`` (``kernels/count.py``, the
@@ -25,7 +27,7 @@ import pytest
 
 from facet.kernels.count import _count_two, count_groups, count_keyed
 from facet.kernels.dictionary import encode_bytes
-from facet.kernels.ranks import dense_ranks
+from facet.kernels.ranks import dense_ranks, histogram_ranks
 from facet.kernels.refine import refine
 from facet.planner.config import DEFAULT
 
@@ -78,6 +80,18 @@ def test_bench_dense_ranks(benchmark):
     bits = int(v.max() - v.min()).bit_length()
     dense_ranks(v, ok, lo, bits)
     ranks, uniq = benchmark.pedantic(dense_ranks, args=(v, ok, lo, bits), rounds=7, warmup_rounds=1)
+    assert np.array_equal(uniq, np.unique(v)) and np.array_equal(uniq[ranks], v)
+
+
+def test_bench_histogram_ranks(benchmark):
+    span = 4 * N
+    v = np.random.default_rng(0).integers(0, span, N)
+    ok = np.empty(0, np.bool_)  # every row valid
+    out = np.empty(N, np.int32)
+    histogram_ranks(v, ok, np.int64(0), span, out)
+    ranks, uniq = benchmark.pedantic(
+        histogram_ranks, args=(v, ok, np.int64(0), span, out), rounds=7, warmup_rounds=1
+    )
     assert np.array_equal(uniq, np.unique(v)) and np.array_equal(uniq[ranks], v)
 
 

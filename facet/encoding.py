@@ -43,6 +43,7 @@ from facet.kernels.ranks import (
     histogram_ranks,
     lookup_range,
     mark_range,
+    range_bitmap,
     rank_marks,
     value_range,
 )
@@ -576,19 +577,22 @@ def _integer_parts_codes(
     if hi - lo > config.rank_histogram_span * total + 64:
         return None
     out = np.empty(total, np.int32) if out is None else out
-    rank = np.zeros(hi - lo + 1, np.int32)
     if threads > 1:
         marks = list(each(lambda a: _marked(a, lo, hi), arrays))
-        for m in marks:
-            np.maximum(rank, m, out=rank)
+        bits = marks[0]
+        for m in marks[1:]:
+            np.bitwise_or(bits, m, out=bits)
     else:
+        bits = range_bitmap(hi - lo + 1)
         for v, ok in arrays:
-            mark_range(v, ok, np.int64(lo), rank)
-    uniq = rank_marks(rank, np.int64(lo))
+            mark_range(v, ok, np.int64(lo), bits)
+    before, uniq = rank_marks(bits, np.int64(lo))
     starts = np.cumsum([0] + [v.size for v, _ in arrays]).tolist()
     list(
         each(
-            lambda i: lookup_range(*arrays[i], np.int64(lo), rank, out[starts[i] : starts[i + 1]]),
+            lambda i: lookup_range(
+                *arrays[i], np.int64(lo), bits, before, out[starts[i] : starts[i + 1]]
+            ),
             range(len(arrays)),
         )
     )
@@ -596,10 +600,10 @@ def _integer_parts_codes(
 
 
 def _marked(part: tuple[np.ndarray, np.ndarray], lo: int, hi: int) -> np.ndarray:
-    """One part's presence over ``lo..hi`` (``kernels/ranks.mark_range``)."""
-    rank = np.zeros(hi - lo + 1, np.int32)
-    mark_range(*part, np.int64(lo), rank)
-    return rank
+    """One part's presence bitmap over ``lo..hi`` (``kernels/ranks.mark_range``)."""
+    bits = range_bitmap(hi - lo + 1)
+    mark_range(*part, np.int64(lo), bits)
+    return bits
 
 
 class HashedDictionary:

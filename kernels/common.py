@@ -24,6 +24,22 @@ from facet.kernels.tuning import CSORT_DENSE, CSORT_MAX_CODES, CSORT_SPARSE
 
 LS, LE, LHS, LHE, RS, RE, RHS, RHE = range(8)
 
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+_ONE = np.uint64(1)
+
+
+@njit(cache=True, inline="always")
+def popcount(x: np.uint64) -> int:
+    """The set bits of a uint64 (LLVM turns this SWAR form into one ``popcnt``)."""
+    x = x - ((x >> _ONE) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return int((x * _H01) >> np.uint64(56))
+
+
 OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE = range(6)
 OP_CODES = {"=": OP_EQ, "!=": OP_NE, "<": OP_LT, "<=": OP_LE, ">": OP_GT, ">=": OP_GE}
 #: ``a op b`` <=> ``b FLIP[op] a`` on codes

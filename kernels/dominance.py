@@ -26,21 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from facet.kernels.common import popcount
 from facet.kernels.jit import njit
 
-_M1 = np.uint64(0x5555555555555555)
-_M2 = np.uint64(0x3333333333333333)
-_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-_H01 = np.uint64(0x0101010101010101)
 _ONE = np.uint64(1)
-
-
-@njit(cache=True, inline="always")
-def _popcount(x: np.uint64) -> int:
-    x = x - ((x >> _ONE) & _M1)
-    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
-    x = (x + (x >> np.uint64(4))) & _M4
-    return int((x * _H01) >> np.uint64(56))
 
 
 @njit(cache=True, nogil=True)
@@ -67,7 +56,7 @@ def wavelet_build(values: np.ndarray, nbits: int) -> tuple[np.ndarray, np.ndarra
         acc = 0
         for w in range(nw):
             ones[lev, w] = acc
-            acc += _popcount(words[lev, w])
+            acc += popcount(words[lev, w])
         ones[lev, nw] = acc
         z = 0
         o = nz
@@ -89,7 +78,7 @@ def _rank1(words: np.ndarray, ones: np.ndarray, lev: int, i: int) -> int:
     r = i & 63
     if r == 0:
         return ones[lev, w]
-    return ones[lev, w] + _popcount(words[lev, w] & ((_ONE << np.uint64(r)) - _ONE))
+    return ones[lev, w] + popcount(words[lev, w] & ((_ONE << np.uint64(r)) - _ONE))
 
 
 @njit(cache=True)

@@ -5,17 +5,19 @@ A column whose range is too wide for a histogram is sorted by ``RADIX_BITS``-bit
 of ``value - lo`` (one stable counting pass per digit: O(n) per pass, no comparisons),
 then each run of equal keys gets the next rank. NULL rows (``valid`` false) get -1 and
 take no rank. A column whose range is small against its rows gets the same ranks from a
-presence table over the range (:func:`histogram_ranks`).
+presence bitmap over the range, its ones counted before each word (:func:`histogram_ranks`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from facet.kernels.common import popcount
 from facet.kernels.jit import njit
 
 #: bits per counting pass (2,048 buckets: the counts stay in L1)
 RADIX_BITS = 11
+_ONE = np.uint64(1)
 
 
 @njit(cache=True, nogil=True)
@@ -134,49 +136,70 @@ def value_range(values, valid):
 @njit(cache=True, nogil=True)
 def histogram_ranks(values, valid, lo, span, out):
     """``(ranks, uniq)`` as :func:`dense_ranks` gives them, for values in the small range
-    ``lo .. lo + span - 1``: a presence table over the range, its running count, one
-    lookup per row (O(n + span), no sort).  ``valid`` empty: every row is valid.
-    The ranks are written to ``out`` (int32, one per value; the encoder passes the
-    code matrix's rows) and returned."""
-    rank = np.zeros(span, np.int32)
-    mark_range(values, valid, lo, rank)
-    uniq = rank_marks(rank, lo)
-    lookup_range(values, valid, lo, rank, out)
+    ``lo .. lo + span - 1``: a presence bitmap over the range with the ones counted
+    before each 64-bit word, then one lookup per row (O(n + span / 64), no sort; the
+    bitmap and its counts take 1.5 bits a value of the range, not an int32 each).
+    ``valid`` empty: every row is valid.  The ranks are written to ``out`` (int32,
+    one per value; the encoder passes the code matrix's rows) and returned."""
+    bits = range_bitmap(span)
+    mark_range(values, valid, lo, bits)
+    before, uniq = rank_marks(bits, lo)
+    lookup_range(values, valid, lo, bits, before, out)
     return out, uniq
 
 
 @njit(cache=True, nogil=True)
-def mark_range(values, valid, lo, rank):
-    """``rank[v - lo] = 1`` for each valid value ``v`` (``valid`` empty: every one):
-    :func:`histogram_ranks`'s presence table, filled part by part when a component's
-    columns are ranked together without being concatenated."""
+def range_bitmap(span):
+    """An empty presence bitmap over ``span`` values (uint64 words)."""
+    return np.zeros((span + 63) >> 6, np.uint64)
+
+
+@njit(cache=True, nogil=True)
+def mark_range(values, valid, lo, bits):
+    """Set the bit of ``v - lo`` for each valid value ``v`` (``valid`` empty: every
+    one): :func:`histogram_ranks`'s presence bitmap, filled part by part when a
+    component's columns are ranked together without being concatenated."""
     every = valid.size == 0
     for i in range(values.size):
         if every or valid[i]:
-            rank[values[i] - lo] = 1
+            k = values[i] - lo
+            bits[k >> 6] |= _ONE << np.uint64(k & 63)
 
 
 @njit(cache=True, nogil=True)
-def rank_marks(rank, lo):
-    """The presence table turned into ranks in place (-1 where absent); returns the
-    values present, ascending."""
+def rank_marks(bits, lo):
+    """``(before, uniq)``: the ones of the presence bitmap before each word (a value's
+    rank is that plus the ones below it in its word) and the values present,
+    ascending."""
+    nw = bits.size
+    before = np.empty(nw, np.int32)
     d = 0
-    for k in range(rank.size):
-        if rank[k]:
-            rank[k] = d
-            d += 1
-        else:
-            rank[k] = -1
+    for w in range(nw):
+        before[w] = d
+        d += popcount(bits[w])
     uniq = np.empty(d, np.int64)
-    for k in range(rank.size):
-        if rank[k] >= 0:
-            uniq[rank[k]] = lo + k
-    return uniq
+    j = 0
+    for w in range(nw):
+        x = bits[w]
+        base = lo + (w << 6)
+        while x:
+            low = x & (~x + _ONE)  # the lowest set bit
+            uniq[j] = base + popcount(low - _ONE)
+            j += 1
+            x ^= low
+    return before, uniq
 
 
 @njit(cache=True, nogil=True)
-def lookup_range(values, valid, lo, rank, out):
-    """``out[i]``: the rank of ``values[i]`` (-1 where not valid)."""
+def lookup_range(values, valid, lo, bits, before, out):
+    """``out[i]``: the rank of ``values[i]`` (-1 where not valid), from the bitmap
+    and the ones before each word (:func:`rank_marks`)."""
     every = valid.size == 0
     for i in range(values.size):
-        out[i] = rank[values[i] - lo] if every or valid[i] else -1
+        if every or valid[i]:
+            k = values[i] - lo
+            w = k >> 6
+            below = bits[w] & ((_ONE << np.uint64(k & 63)) - _ONE)
+            out[i] = before[w] + popcount(below)
+        else:
+            out[i] = -1

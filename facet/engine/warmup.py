@@ -260,6 +260,7 @@ def _ranks(t: SimpleNamespace) -> None:
         histogram_ranks,
         lookup_range,
         mark_range,
+        range_bitmap,
         rank_marks,
         value_range,
     )
@@ -267,7 +268,8 @@ def _ranks(t: SimpleNamespace) -> None:
     # values straight from Arrow are read-only arrays (another numba signature)
     frozen = np.arange(4, dtype=np.int64)
     frozen.flags.writeable = False
-    rank = np.zeros(4, np.int32)
+    bits = range_bitmap(4)
+    before, _ = rank_marks(bits, np.int64(0))
     for values in (np.arange(4, dtype=np.int64), frozen):
         dense_ranks(values, np.ones(4, np.bool_), np.int64(0), 2)
         for valid in (np.empty(0, np.bool_), np.ones(4, np.bool_)):
@@ -275,9 +277,8 @@ def _ranks(t: SimpleNamespace) -> None:
             histogram_ranks(values, valid, np.int64(0), 4, out)
             # a component's integer columns ranked part by part (facet/encoding.py)
             value_range(values, valid)
-            mark_range(values, valid, np.int64(0), rank)
-            lookup_range(values, valid, np.int64(0), rank, out[:4])
-    rank_marks(rank, np.int64(0))
+            mark_range(values, valid, np.int64(0), bits)
+            lookup_range(values, valid, np.int64(0), bits, before, out[:4])
 
 
 def _hashing(t: SimpleNamespace) -> None:
