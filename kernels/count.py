@@ -375,11 +375,13 @@ def _count_two_same(x, y, op1, op2, dom1, dom2, out_q, out_p, tune):
 
 
 @njit(cache=True, nogil=True)
-def _nested_order(L, ml, R, mr, codes, pa, pb, po, sign, deg_l, deg_r, qa, qb, cr):
+def _nested_order(L, ml, R, mr, codes, pa, pb, po, sign, deg_l, deg_r, qa, qb, cr, same):
     """A small group pair by pair under one or two order predicates, on codes
     gathered first: ``x op y`` becomes ``x' <= y'`` with ``x' = ±x + strict``
     and ``y' = ±y`` (negated for ``>`` / ``>=``), so the inner loop is one or two
-    integer comparisons over contiguous arrays.  ``(t, t)`` is skipped."""
+    integer comparisons over contiguous arrays.  ``(t, t)`` is skipped.
+    ``same``: ``R`` is ``L`` and every predicate compares a column with itself,
+    so ``y'`` is ``x'`` less ``strict`` (the codes are read once, not twice)."""
     k = pa.shape[0]
     for i in range(k):
         neg = po[i] >= 4  # > and >=
@@ -387,9 +389,13 @@ def _nested_order(L, ml, R, mr, codes, pa, pb, po, sign, deg_l, deg_r, qa, qb, c
         for a in range(ml):
             v = codes[pa[i], L[a]]
             qa[i, a] = (-v if neg else v) + strict
-        for b in range(mr):
-            v = codes[pb[i], R[b]]
-            qb[i, b] = -v if neg else v
+        if same:
+            for b in range(mr):
+                qb[i, b] = qa[i, b] - strict
+        else:
+            for b in range(mr):
+                v = codes[pb[i], R[b]]
+                qb[i, b] = -v if neg else v
     for b in range(mr):
         cr[b] = 0
     y1 = qb[0]
@@ -477,11 +483,14 @@ def count_groups(
             factor = 1 << 40  # no closed form: pair by pair wherever nested allows
     # the sides of a reflexive group hold the same rows with the same codes when
     # every predicate compares a column with itself and both drop the same NULLs
-    same_cols = fast and k == 2 and nl.shape[0] == nr.shape[0]
+    # a reflexive group's sides are one list of rows when both drop the same NULLs
+    same_nulls = nl.shape[0] == nr.shape[0]
+    for i in range(nl.shape[0] if same_nulls else 0):
+        same_nulls = same_nulls and nl[i] == nr[i]
+    same_pred_cols = True
     for i in range(k):
-        same_cols = same_cols and pa[i] == pb[i]
-    for i in range(nl.shape[0] if same_cols else 0):
-        same_cols = same_cols and nl[i] == nr[i]
+        same_pred_cols = same_pred_cols and pa[i] == pb[i]
+    same_cols = fast and k == 2 and same_nulls and same_pred_cols
     max_l = 0
     max_r = 0
     for g in range(desc.shape[0]):
@@ -497,17 +506,26 @@ def count_groups(
         ml = gather(buf, desc, g, 0, codes, nl, L)
         if ml == 0:
             continue
-        mr = gather(buf, desc, g, 4, codes, nr, R)
-        if mr == 0:
-            continue
+        refl = same_nulls and is_reflexive(desc, g)
+        if refl:  # the right side is the left one: gathered once
+            mr = ml
+            Rg = L
+        else:
+            mr = gather(buf, desc, g, 4, codes, nr, R)
+            if mr == 0:
+                continue
+            Rg = R
         if ml * mr <= nested and ml * mr <= factor * (ml + mr):
             if ordered:
-                _nested_order(L, ml, R, mr, codes, pa, pb, po, sign, deg_l, deg_r, xs, ys, cnt_r)
+                _nested_order(
+                    L, ml, Rg, mr, codes, pa, pb, po, sign, deg_l, deg_r, xs, ys, cnt_r,
+                    refl and same_pred_cols,
+                )  # fmt: skip
                 continue
             for a in range(ml):
                 t = L[a]
                 for b in range(mr):
-                    u = R[b]
+                    u = Rg[b]
                     if t != u and holds(codes, pa, pb, po, 0, t, u):
                         deg_l[t] += sign
                         deg_r[u] += sign
@@ -519,14 +537,14 @@ def count_groups(
             for a in range(ml):
                 deg_l[L[a]] += sign * mr
             for b in range(mr):
-                deg_r[R[b]] += sign * ml
+                deg_r[Rg[b]] += sign * ml
         elif k == 1:
             qa = np.empty(ml, np.int64)
             for a in range(ml):
                 qa[a] = codes[pa[0], L[a]]
             pbv = np.empty(mr, np.int64)
             for b in range(mr):
-                pbv[b] = codes[pb[0], R[b]]
+                pbv[b] = codes[pb[0], Rg[b]]
             cl = np.empty(ml, np.int64)
             d = doms[pb[0]]
             if d > tune[HISTOGRAM_SPAN] * (ml + mr) + 64:
@@ -539,7 +557,7 @@ def count_groups(
             for a in range(ml):
                 deg_l[L[a]] += sign * cl[a]
             for b in range(mr):
-                deg_r[R[b]] += sign * cr[b]
+                deg_r[Rg[b]] += sign * cr[b]
         else:
             qa1 = np.empty(ml, np.int64)
             qa2 = np.empty(ml, np.int64)
@@ -550,7 +568,7 @@ def count_groups(
             cr = np.empty(mr, np.int64)
             d1 = doms[pb[0]]
             d2 = doms[pb[1]]
-            if same_cols and is_reflexive(desc, g):  # the right side is the left one
+            if same_cols and refl:  # the right side is the left one
                 if d1 >= d2:
                     _count_two_same(qa1, qa2, po[0], po[1], d1, d2, cl, cr, tune)
                 else:
@@ -559,8 +577,8 @@ def count_groups(
                 pb1 = np.empty(mr, np.int64)
                 pb2 = np.empty(mr, np.int64)
                 for b in range(mr):
-                    pb1[b] = codes[pb[0], R[b]]
-                    pb2[b] = codes[pb[1], R[b]]
+                    pb1[b] = codes[pb[0], Rg[b]]
+                    pb2[b] = codes[pb[1], Rg[b]]
                 if d1 >= d2:  # sweep on the larger domain, Fenwick tree over the smaller
                     _count_two(qa1, qa2, pb1, pb2, po[0], po[1], d1, d2, cl, cr, tune)
                 else:
@@ -568,11 +586,11 @@ def count_groups(
             for a in range(ml):
                 deg_l[L[a]] += sign * cl[a]
             for b in range(mr):
-                deg_r[R[b]] += sign * cr[b]
+                deg_r[Rg[b]] += sign * cr[b]
         # take off the pairs (t, t)
         stamp_id += 1
         for b in range(mr):
-            stamp[R[b]] = stamp_id
+            stamp[Rg[b]] = stamp_id
         for a in range(ml):
             t = L[a]
             if stamp[t] == stamp_id and holds(codes, pa, pb, po, 0, t, t):

@@ -198,7 +198,11 @@ def test_reflexive_groups_under_two_same_column_inequalities(data):
     """count_groups on reflexive groups (both sides the same rows) under two
     inequalities each comparing a column with itself, in closed form: one side's
     codes ranked and bucketed once, both sweeps over them -- against brute force,
-    with NULLs, holes, tied and wide codes, beside non-reflexive groups."""
+    with NULLs, holes, tied and wide codes, beside non-reflexive groups.  Pair by
+    pair (``nested`` above 0) a reflexive group's rows are gathered once for both
+    sides, and its codes too where each predicate compares a column with itself
+    (``cross``: ``t.a op t'.b and t.b op t'.a``, the same NULLs dropped, codes
+    read per side); one predicate or two."""
     codes, doms = data.draw(code_matrices(rows=3))
     n = codes.shape[1]
     buf, desc = data.draw(group_batches(n))
@@ -207,18 +211,25 @@ def test_reflexive_groups_under_two_same_column_inequalities(data):
     if data.draw(st.booleans()):  # beside the original (mostly not reflexive) groups
         reflexive = np.concatenate([reflexive, desc])
     a, b = data.draw(st.permutations([0, 1, 2]))[:2]
-    preds = [(a, data.draw(st.sampled_from([2, 3, 4, 5])), a)]
-    preds.append((b, data.draw(st.sampled_from([2, 3, 4, 5])), b))
+    nested = data.draw(st.sampled_from([0, 0, 4096, 1 << 40]))
+    cross = nested > 0 and data.draw(st.booleans())
+    preds = [(a, data.draw(st.sampled_from([2, 3, 4, 5])), b if cross else a)]
+    preds.append((b, data.draw(st.sampled_from([2, 3, 4, 5])), a if cross else b))
+    if nested and data.draw(st.booleans()):
+        preds = preds[:1] if not cross else preds  # (one same-column predicate)
     pa = np.array([p[0] for p in preds], np.int64)
+    pb = np.array([p[2] for p in preds], np.int64)
     po = np.array([p[1] for p in preds], np.int64)
-    rows = np.array(sorted({a, b}), np.int64)
+    rows = np.array(sorted({p[0] for p in preds}), np.int64)
+    assert set(rows.tolist()) == {p[2] for p in preds}  # one NULL set for both sides
+    doms = shared_doms(doms, [(p[0], p[2]) for p in preds])  # (cross: one code space)
     deg_l = np.zeros(n, np.int64)
     deg_r = np.zeros(n, np.int64)
     todo = np.zeros(len(reflexive), np.bool_)
     tune = data.draw(kernel_tunes())
     count_groups(
-        buf, reflexive, codes, doms, pa, pa, po, rows, rows, 1, deg_l, deg_r,
-        np.zeros(n, np.int64), 0, todo, 0, tune,
+        buf, reflexive, codes, doms, pa, pb, po, rows, rows, 1, deg_l, deg_r,
+        np.zeros(n, np.int64), 0, todo, nested, tune,
     )  # fmt: skip
     want_l, want_r = degrees(buf, reflexive, codes, preds, 1, n)
     assert not todo.any()
