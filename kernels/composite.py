@@ -29,8 +29,9 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 @njit(cache=True, nogil=True)
-def _level(ids_l, ids_r, cl, cr, nid, dom):
-    """Ids of ``(id, code)`` per row of both sides, dense from 0 in the order
+def _level(ids_l, ids_r, row_l, lt, row_r, rt, nid, dom):
+    """Ids of ``(id, code)`` per row of both sides -- the codes ``row_l[lt[i]]`` /
+    ``row_r[rt[i]]``, read where they lie (no copy) --, dense from 0 in the order
     first seen (-1 where either is NULL); returns how many ids there are.  The
     pairs are looked up in a direct table over ``nid x dom`` while that stays
     within a few times the rows, else in an open-addressing table."""
@@ -51,10 +52,11 @@ def _level(ids_l, ids_r, cl, cr, nid, dom):
     nxt = 0
     for side in range(2):
         ids = ids_l if side == 0 else ids_r
-        cs = cl if side == 0 else cr
+        row = row_l if side == 0 else row_r
+        tids = lt if side == 0 else rt
         for i in range(ids.shape[0]):
             a = ids[i]
-            c = cs[i]
+            c = row[tids[i]]
             if a < 0 or c < 0:
                 ids[i] = -1
                 continue
@@ -90,28 +92,37 @@ def _composite_ids(lt, rt, codes, ea, eb, doms, rows):
     nl = lt.shape[0]
     nr = rt.shape[0]
     k = ea.shape[0]
+    first = k > 0 and doms[0] <= max(4 * rows, 1 << 16)
+    if k == 1 and first and nr == 0 and _every_row(lt, codes.shape[1]):
+        # one key column over every row, in row order: its codes are the ids (no copy)
+        return codes[ea[0]], np.empty(0, np.int32), max(doms[0], 1)
     ids_l = np.empty(nl, np.int32)
     ids_r = np.empty(nr, np.int32)
-    first = k > 0 and doms[0] <= max(4 * rows, 1 << 16)
     if not first:
         ids_l[:] = 0
         ids_r[:] = 0
     nid = 1
-    more = k > 1 or (k == 1 and not first)  # codes to combine with the ids
-    cl = np.empty(nl if more else 0, np.int32)
-    cr = np.empty(nr if more else 0, np.int32)
     for j in range(k):
-        into_l = ids_l if j == 0 and first else cl
-        into_r = ids_r if j == 0 and first else cr
-        for i in range(nl):
-            into_l[i] = codes[ea[j], lt[i]]
-        for i in range(nr):
-            into_r[i] = codes[eb[j], rt[i]]
-        if j == 0 and first:
+        if j == 0 and first:  # the first column's codes are the ids as they are
+            for i in range(nl):
+                ids_l[i] = codes[ea[0], lt[i]]
+            for i in range(nr):
+                ids_r[i] = codes[eb[0], rt[i]]
             nid = max(doms[0], 1)
         else:
-            nid = max(_level(ids_l, ids_r, cl, cr, nid, doms[j]), 1)
+            nid = max(_level(ids_l, ids_r, codes[ea[j]], lt, codes[eb[j]], rt, nid, doms[j]), 1)
     return ids_l, ids_r, nid
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _every_row(tids, n):
+    """Whether ``tids`` is every row of an ``n``-row table in row order."""
+    if tids.shape[0] != n:
+        return False
+    for i in range(n):  # noqa: SIM110 - a numba loop, not a generator
+        if tids[i] != i:
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -412,7 +423,7 @@ def _present(tids, col, on, out):
 
 @njit(cache=True, nogil=True)
 def count_composite(
-    lt, rt, codes, ea, eb, doms, ra, rb, dom, ne, deg_l, deg_r, direct_codes, shared
+    lt, rt, codes, ea, eb, doms, ra, rb, dom, ne, deg_l, deg_r, direct_codes, shared, one=False
 ):
     """Add to ``deg_l[i]`` / ``deg_r[j]`` the pairs ``(t, t')``, ``t = lt[i]``,
     ``t' = rt[j]``, ``t != t'`` (degrees by position in the sides, not by tid:
@@ -426,11 +437,15 @@ def count_composite(
     run.  ``shared``: ``lt`` is ``rt``, ``ea`` is ``eb`` and ``ra == rb`` (a reflexive
     pair under same-column predicates): one side is sorted and tallied, and
     ``deg_l`` holds both sides' degrees (they are equal; ``deg_r`` is not
-    written).  Returns the violations added."""
+    written).  ``one``: ``deg_l`` is ``deg_r``, one array for both sides' equal
+    degrees, where :func:`equal_degrees` holds (written once, not added twice).
+    Returns the violations added."""
     nl = lt.shape[0]
     nr = rt.shape[0]
     if not shared and _swapped_keys(lt, rt, ea, eb, doms, ra, rb):
-        return _count_swapped(lt, codes, ea, eb, doms[0], ra, ne, deg_l, deg_r, direct_codes, dom)
+        return _count_swapped(
+            lt, codes, ea, eb, doms[0], ra, ne, deg_l, deg_r, direct_codes, dom, one
+        )  # fmt: skip
     ids_l, ids_r, nid = _composite_ids(lt, rt[:0] if shared else rt, codes, ea, eb, doms, nl + nr)
     start_l, tl, cl_ = _sort_by_id(ids_l, lt, codes, ra, nid)
     if shared:
@@ -497,7 +512,35 @@ def _swapped_keys(lt, rt, ea, eb, doms, ra, rb):
 
 
 @njit(cache=True, nogil=True)
-def _count_swapped(lt, codes, ea, eb, d, r, ne, deg_l, deg_r, direct_codes, dom):
+def equal_degrees(lt, rt, ea, eb, doms, ra, rb):
+    """Whether :func:`count_composite` gives both sides the same degrees, so one
+    array may serve as both (``one``): the sides one list of rows and the right
+    key the left key's columns swapped by a permutation that undoes itself
+    (φ8's ``t.origin = t'.dest and t.dest = t'.origin``), which makes the DC
+    symmetric -- ``(t, t')`` violates iff ``(t', t)`` does."""
+    if not _swapped_keys(lt, rt, ea, eb, doms, ra, rb):
+        return False
+    to = _swap_targets(ea, eb)
+    for j in range(to.shape[0]):  # noqa: SIM110 - a numba loop, not a generator
+        if to[to[j]] != j:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _swap_targets(ea, eb):
+    """Where each left key column goes in the right key: ``eb[j] = ea[to[j]]``."""
+    k = ea.shape[0]
+    to = np.empty(k, np.int64)
+    for j in range(k):
+        for i in range(k):
+            if ea[i] == eb[j]:
+                to[j] = i
+    return to
+
+
+@njit(cache=True, nogil=True)
+def _count_swapped(lt, codes, ea, eb, d, r, ne, deg_l, deg_r, direct_codes, dom, one):
     """:func:`count_composite` where :func:`_swapped_keys` holds: a row's right
     key is its left key's digits permuted, so one counting sort by the left key
     (mixed-radix ids over the domain ``d``, no renumbering) answers both sides --
@@ -509,12 +552,7 @@ def _count_swapped(lt, codes, ea, eb, d, r, ne, deg_l, deg_r, direct_codes, dom)
     span = 1
     for _ in range(k):
         span *= d
-    # where each left digit goes in the right key: eb[j] = ea[to[j]]
-    to = np.empty(k, np.int64)
-    for j in range(k):
-        for i in range(k):
-            if ea[i] == eb[j]:
-                to[j] = i
+    to = _swap_targets(ea, eb)  # where each left digit goes in the right key
     ids = np.empty(m, np.int32)
     for i in range(m):
         t = lt[i]
@@ -540,7 +578,9 @@ def _count_swapped(lt, codes, ea, eb, d, r, ne, deg_l, deg_r, direct_codes, dom)
     involution = True
     for j in range(k):
         involution &= to[to[j]] == j
-    got = np.zeros_like(deg_l) if involution else deg_l
+    # (``one``: the caller's one array for both sides, written once)
+    separate = involution and not one
+    got = np.zeros_like(deg_l) if separate else deg_l
     into_l = got if involution else deg_l
     into_r = got if involution else deg_r
     total = 0
@@ -578,7 +618,7 @@ def _count_swapped(lt, codes, ea, eb, d, r, ne, deg_l, deg_r, direct_codes, dom)
                     if not involution:
                         deg_r[pos[p]] -= 1
                     total -= 1
-    if involution:
+    if separate:
         for i in range(got.shape[0]):
             deg_l[i] += got[i]
             deg_r[i] += got[i]

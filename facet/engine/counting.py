@@ -27,6 +27,7 @@ from facet.engine.refinement import refine, refine_equalities
 from facet.kernels.common import LE, LHE, LHS, LS, RE, RHE, RHS, RS
 from facet.kernels.composite import (
     count_composite,
+    equal_degrees,
     key_candidates,
     key_counts,
     partnered,
@@ -254,20 +255,30 @@ def count_fused(ctx: Context, plan: Plan, groups: Groups) -> Degrees:
         def run(_: int, piece: tuple[np.ndarray, np.ndarray], shared: bool = shared) -> tuple:
             lp, rp = piece[0], piece[0] if shared else piece[1]
             # degrees by position in the piece's sides (kernels/composite.py); one
-            # array for both sides of a shared piece (their degrees are equal)
+            # array for both sides where their degrees are equal: a shared piece, or
+            # one list of rows under swapped keys (φ8; equal_degrees)
             # (int32: a degree is below either side's size; half the fresh pages)
+            one = shared or (_same_array(lp, rp) and equal_degrees(lp, rp, ea, eb, doms, ra, rb))
             dl = np.zeros(len(lp), np.int32)
-            dr = dl if shared else np.zeros(len(rp), np.int32)
+            dr = dl if one else np.zeros(len(rp), np.int32)
             count_composite(
                 lp, rp, ctx.codes, ea, eb, doms, ra, rb, ctx.domain(key), ne, dl, dr,
-                ctx.config.keyed_direct_codes, shared,
+                ctx.config.keyed_direct_codes, shared, one,
             )  # fmt: skip
-            return lp, dl, lp if shared else rp, dr
+            return lp, dl, lp if one else rp, dr
 
         done.extend(run_parts(pieces, run, ctx.threads))
     if ctx.trace is not None:
         ctx.trace.counted(time.perf_counter() - t0, groups, fused=len(eqs))
     return Degrees.sparse(ctx.n, done)
+
+
+def _same_array(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays are one (a kernel returning one array twice hands back
+    two views of it)."""
+    return a is b or (
+        a.shape == b.shape and a.strides == b.strides and a.ctypes.data == b.ctypes.data
+    )
 
 
 def count_sink(ctx: Context, sink: CountSink, groups: Groups, scratch: Scratch) -> Degrees:

@@ -382,7 +382,7 @@ def _count_groups(t: SimpleNamespace) -> None:
 
 
 def _count_keyed(t: SimpleNamespace) -> None:
-    from facet.kernels.composite import count_composite, partnered, split_by_code
+    from facet.kernels.composite import count_composite, equal_degrees, partnered, split_by_code
     from facet.kernels.count import (
         count_keyed,
         degree_totals,
@@ -402,11 +402,14 @@ def _count_keyed(t: SimpleNamespace) -> None:
             for shared in (False, True):  # degrees by position in the sides
                 dl = np.zeros(len(lt), np.int32)
                 dr = dl if shared else np.zeros(len(rt), np.int32)
-                count_composite(lt, rt, t.codes, rows, rows, doms, 0, 1, 6, ne, dl, dr, 4, shared)
+                count_composite(
+                    lt, rt, t.codes, rows, rows, doms, 0, 1, 6, ne, dl, dr, 4, shared, shared
+                )  # fmt: skip
                 sparse_degree_totals(t.n, lt, dl, lt[:0] if shared else rt, dr)
                 scatter_degrees(deg_l, lt, dl)
         degree_totals(deg_l, deg_r)
         split_by_code(lt, rt, t.codes[0], t.codes[1], 6, 2)  # pieces for the threads
+        equal_degrees(lt, lt, rows, rows[::-1].copy(), doms, 0, 0)
         partnered(
             lt, rt, t.codes, rows, rows[::-1].copy(), doms, 0, 1, 6, False,
             np.empty_like(lt), np.empty_like(rt),
