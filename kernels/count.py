@@ -39,6 +39,7 @@ from facet.kernels.tuning import (
     NESTED_COST,
     NESTED_ORDER_COST,
     NESTED_ORDER_SCALE,
+    NESTED_TINY,
 )
 
 #: a dominance count recodes to the small side's values when the other is this x larger
@@ -375,6 +376,39 @@ def _count_two_same(x, y, op1, op2, dom1, dom2, out_q, out_p, tune):
 
 
 @njit(cache=True, nogil=True)
+def _tiny_order(L, ml, R, mr, codes, pa, pb, po, sign, deg_l, deg_r):
+    """:func:`_nested_order` for a group of a few pairs: the same ``x' <= y'``
+    comparisons, each code read where it lies (no operands gathered first: for
+    a handful of pairs the vectorized loop's setup costs more than the pairs).
+    ``(t, t)`` is skipped."""
+    k = pa.shape[0]
+    neg0 = po[0] >= 4
+    st0 = 1 if po[0] == 2 or po[0] == 4 else 0
+    q = min(1, k - 1)
+    neg1 = po[q] >= 4
+    st1 = 1 if po[q] == 2 or po[q] == 4 else 0
+    for a in range(ml):
+        t = L[a]
+        v = codes[pa[0], t]
+        x1 = (-v if neg0 else v) + st0
+        v = codes[pa[q], t]
+        x2 = (-v if neg1 else v) + st1
+        c = 0
+        for b in range(mr):
+            u = R[b]
+            w = codes[pb[0], u]
+            ok = u != t and x1 <= (-w if neg0 else w)
+            if ok and k > 1:
+                w = codes[pb[1], u]
+                ok = x2 <= (-w if neg1 else w)
+            if ok:
+                c += 1
+                deg_r[u] += sign
+        if c:
+            deg_l[t] += sign * c
+
+
+@njit(cache=True, nogil=True)
 def _nested_order(L, ml, R, mr, codes, pa, pb, po, sign, deg_l, deg_r, qa, qb, cr, same):
     """A small group pair by pair under one or two order predicates, on codes
     gathered first: ``x op y`` becomes ``x' <= y'`` with ``x' = ±x + strict``
@@ -516,6 +550,9 @@ def count_groups(
                 continue
             Rg = R
         if ml * mr <= nested and ml * mr <= factor * (ml + mr):
+            if ordered and ml * mr <= tune[NESTED_TINY]:
+                _tiny_order(L, ml, Rg, mr, codes, pa, pb, po, sign, deg_l, deg_r)
+                continue
             if ordered:
                 _nested_order(
                     L, ml, Rg, mr, codes, pa, pb, po, sign, deg_l, deg_r, xs, ys, cnt_r,

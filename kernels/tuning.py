@@ -16,6 +16,7 @@ TUNING_FIELDS = (
     "dictionary_few",
     "nested_order_cost",
     "nested_order_scale",
+    "nested_tiny_pairs",
 )
 (
     CSORT_DENSE,
@@ -29,4 +30,5 @@ TUNING_FIELDS = (
     DICT_FEW,
     NESTED_ORDER_COST,
     NESTED_ORDER_SCALE,
+    NESTED_TINY,
 ) = range(len(TUNING_FIELDS))
