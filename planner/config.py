@@ -177,8 +177,8 @@ class Config:
     nested_order_scale: int = 16
     #: ... and a group of at most this many candidate pairs reads its codes pair by
     #: pair instead of gathering them first (a vectorized loop's setup outweighs a
-    #: few pairs: φ9's 6.5k groups of 2-8 rows at 100k, 0.87 -> ~0.5 ms)
-    nested_tiny_pairs: int = 64
+    #: few pairs; on φ9's groups at 100k, 16 to 32 did best, 128 worse than none)
+    nested_tiny_pairs: int = 32
     #: IEJoin sorts sides of up to this many tids in place by insertion
     insertion_sort: int = 24
     #: text dictionary: hash partitions, and the distinct values of the one-table path

@@ -404,7 +404,7 @@ KERNEL_EXTREMES = {
     "dictionary_few": (1 << 15, 0, 1, 2, 5),
     "nested_order_cost": (64, 0, 1, 1 << 30),
     "nested_order_scale": (16, 0, 1, 1 << 20),
-    "nested_tiny_pairs": (64, 0, 1 << 30),
+    "nested_tiny_pairs": (32, 0, 1 << 30),
 }
 #: the rest: planning, execution, statistics and encoding
 ENGINE_EXTREMES = {
