@@ -442,7 +442,8 @@ def count_composite(
     Returns the violations added."""
     nl = lt.shape[0]
     nr = rt.shape[0]
-    if not shared and _swapped_keys(lt, rt, ea, eb, doms, ra, rb):
+    # (``one`` is passed only where equal_degrees held: the keys are swapped)
+    if not shared and (one or _swapped_keys(lt, rt, ea, eb, doms, ra, rb)):
         return _count_swapped(
             lt, codes, ea, eb, doms[0], ra, ne, deg_l, deg_r, direct_codes, dom, one
         )  # fmt: skip
@@ -518,9 +519,12 @@ def equal_degrees(lt, rt, ea, eb, doms, ra, rb):
     key the left key's columns swapped by a permutation that undoes itself
     (φ8's ``t.origin = t'.dest and t.dest = t'.origin``), which makes the DC
     symmetric -- ``(t, t')`` violates iff ``(t', t)`` does."""
-    if not _swapped_keys(lt, rt, ea, eb, doms, ra, rb):
-        return False
-    to = _swap_targets(ea, eb)
+    return _swapped_keys(lt, rt, ea, eb, doms, ra, rb) and _undoes_itself(_swap_targets(ea, eb))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _undoes_itself(to):
+    """Whether the permutation ``to`` applied twice is the identity."""
     for j in range(to.shape[0]):  # noqa: SIM110 - a numba loop, not a generator
         if to[to[j]] != j:
             return False
@@ -575,9 +579,7 @@ def _count_swapped(lt, codes, ea, eb, d, r, ne, deg_l, deg_r, direct_codes, dom,
     # equal -- runs ``v`` and ``w`` (each the other's partner) are tallied once,
     # both ways, into one array that serves both sides, a run that is its own
     # partner one way
-    involution = True
-    for j in range(k):
-        involution &= to[to[j]] == j
+    involution = _undoes_itself(to)
     # (``one``: the caller's one array for both sides, written once)
     separate = involution and not one
     got = np.zeros_like(deg_l) if separate else deg_l

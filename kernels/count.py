@@ -375,6 +375,13 @@ def _count_two_same(x, y, op1, op2, dom1, dom2, out_q, out_p, tune):
     _sweep_buckets(s, v, perm, s, v, _flip(op1), _flip(op2), dom1, dom2, out_p)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _order_form(op):
+    """``x op y`` as ``x' <= y'``: ``(neg, strict)`` with ``x' = ±x + strict`` and
+    ``y' = ±y`` (negated for ``>`` / ``>=``; ``strict`` 1 for ``<`` and ``>``)."""
+    return op >= 4, 1 if op == 2 or op == 4 else 0
+
+
 @njit(cache=True, nogil=True)
 def _tiny_order(L, ml, R, mr, codes, pa, pb, po, sign, deg_l, deg_r):
     """:func:`_nested_order` for a group of a few pairs: the same ``x' <= y'``
@@ -382,11 +389,9 @@ def _tiny_order(L, ml, R, mr, codes, pa, pb, po, sign, deg_l, deg_r):
     a handful of pairs the vectorized loop's setup costs more than the pairs).
     ``(t, t)`` is skipped."""
     k = pa.shape[0]
-    neg0 = po[0] >= 4
-    st0 = 1 if po[0] == 2 or po[0] == 4 else 0
     q = min(1, k - 1)
-    neg1 = po[q] >= 4
-    st1 = 1 if po[q] == 2 or po[q] == 4 else 0
+    neg0, st0 = _order_form(po[0])
+    neg1, st1 = _order_form(po[q])
     for a in range(ml):
         t = L[a]
         v = codes[pa[0], t]
@@ -411,15 +416,14 @@ def _tiny_order(L, ml, R, mr, codes, pa, pb, po, sign, deg_l, deg_r):
 @njit(cache=True, nogil=True)
 def _nested_order(L, ml, R, mr, codes, pa, pb, po, sign, deg_l, deg_r, qa, qb, cr, same):
     """A small group pair by pair under one or two order predicates, on codes
-    gathered first: ``x op y`` becomes ``x' <= y'`` with ``x' = ±x + strict``
-    and ``y' = ±y`` (negated for ``>`` / ``>=``), so the inner loop is one or two
+    gathered first: ``x op y`` becomes ``x' <= y'`` (:func:`_order_form`), so the
+    inner loop is one or two
     integer comparisons over contiguous arrays.  ``(t, t)`` is skipped.
     ``same``: ``R`` is ``L`` and every predicate compares a column with itself,
     so ``y'`` is ``x'`` less ``strict`` (the codes are read once, not twice)."""
     k = pa.shape[0]
     for i in range(k):
-        neg = po[i] >= 4  # > and >=
-        strict = 1 if po[i] == 2 or po[i] == 4 else 0  # < and >
+        neg, strict = _order_form(po[i])
         for a in range(ml):
             v = codes[pa[i], L[a]]
             qa[i, a] = (-v if neg else v) + strict
