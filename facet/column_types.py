@@ -86,15 +86,29 @@ class ColumnUse:
     ordered: set[str] = field(default_factory=set)
     #: the constants each column is compared with
     constants: dict[str, list[Const]] = field(default_factory=dict)
+    #: the first DC that compares each column with < <= > >= (for error messages)
+    order_use: dict[str, DC] = field(default_factory=dict)
 
     @property
     def columns(self) -> list[str]:
         return list(self.component_of)
 
+    def ordering_dc(self, comp: Component, column: str | None = None) -> tuple[DC, str | None]:
+        """The DC that makes ``comp`` ordered, for messages: the first to order
+        ``column`` itself, else the first to order any of its columns, with the
+        column it orders (``None`` when that is ``column``)."""
+        if column is not None and column in self.order_use:
+            return self.order_use[column], None
+        for c in comp.columns:
+            if c in self.order_use:
+                return self.order_use[c], c
+        return self.first_use[comp.columns[0]], None
+
 
 def analyze(dcs: list[DC]) -> ColumnUse:
     """Group the used columns into components and mark the ordered ones."""
     first_use: dict[str, DC] = {}
+    order_use: dict[str, DC] = {}
     ordered: set[str] = set()
     consts: dict[str, list[Const]] = {}
     constant_use: dict[tuple[str, Const], DC] = {}
@@ -109,13 +123,14 @@ def analyze(dcs: list[DC]) -> ColumnUse:
             if p.is_order:
                 for c in cols:
                     ordered.add(c.name)
+                    order_use.setdefault(c.name, dc)
             for c, o in ((p.left, p.right), (p.right, p.left)):
                 if isinstance(c, Col) and isinstance(o, Const):
                     lst = consts.setdefault(c.name, [])
                     if (c.name, o) not in constant_use:  # a dict: long in-lists stay linear
                         lst.append(o)
                         constant_use[(c.name, o)] = dc
-    use = ColumnUse([], {}, first_use, constant_use, links, ordered, consts)
+    use = ColumnUse([], {}, first_use, constant_use, links, ordered, consts, order_use)
     return _grouped(use, set())
 
 
@@ -170,6 +185,7 @@ def _grouped(use: ColumnUse, alone: set[str]) -> ColumnUse:
         use.links,
         use.ordered,
         use.constants,
+        use.order_use,
     )
 
 

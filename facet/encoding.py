@@ -124,7 +124,7 @@ def text_kinds(
         n_iso = sum(t.n_iso for t in free) if n_nonempty - n_num > n_num else 0
         if n_nonempty > 0 and n_num == 0 and n_iso == 0:
             cols = ", ".join(f"'{c}'" for c in comp.columns if c not in schema)
-            dc = use.first_use[comp.columns[0]]
+            dc, _ = use.ordering_dc(comp)
             raise DataError(
                 f"{source_name}: column {cols} is compared with < <= > >= "
                 f"({dc.where()}) but none of its values is a number or an ISO date; "
@@ -175,10 +175,15 @@ def component_arrays(
                 kinds[c] = k
                 typed[c] = normalize_native(a, k)
                 if k == "text" and comp.ordered:
-                    dc = use.first_use[c]
+                    dc, via = use.ordering_dc(comp, c)
+                    why = (
+                        f"{dc.where()} orders it"
+                        if via is None
+                        else f"it is compared with column '{via}', which {dc.where()} orders"
+                    )
                     warnings.append(
-                        f"{source.name}: column '{c}' is text ({a.type}) and {dc.where()} orders "
-                        "it with < <= > >=, so it compares as text, character by character; "
+                        f"{source.name}: column '{c}' is text ({a.type}) and {why} "
+                        "with < <= > >=, so it compares as text, character by character; "
                         f"if it holds numbers or dates, pass schema={{'{c}': 'number'}} "
                         f"(CLI: --schema {c}:number) or 'timestamp'"
                     )

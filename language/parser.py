@@ -157,12 +157,18 @@ class _LineParser:
 
     def skip_ws(self) -> None:
         while self.pos < self.n and self.text[self.pos].isspace():
-            if self.text[self.pos] in _LINE_BREAKS and self.text[self.pos :].strip():
-                raise self.error(
-                    "line break inside one DC; a DC is one line: give each DC its own --dc, "
-                    "or its own line in a rules file"
-                )
+            self.no_break_at(self.pos)
             self.pos += 1
+
+    def no_break_at(self, i: int) -> None:
+        """Refuse a line break at offset ``i`` that more text follows: a DC is one
+        line (line breaks and spaces at the end of a ``--dc`` text are ignored)."""
+        if self.text[i] in _LINE_BREAKS and self.text[i:].strip():
+            raise self.error(
+                "line break inside one DC; a DC is one line: give each DC its own --dc, "
+                "or its own line in a rules file",
+                i,
+            )
 
     def at_end(self) -> bool:
         """True at the end of the line or at a ``#`` comment (outside quotes)."""
@@ -289,6 +295,10 @@ class _LineParser:
     def expect_end(self) -> None:
         self.skip_ws()
         if self.at_end():
+            if self.pos < self.n:  # a '#' comment: it ends at a line break, not the DC text
+                m = _LINE_BREAK.search(self.text, self.pos)
+                if m is not None:
+                    self.no_break_at(m.start())
             return
         if _KEYWORD_OR.match(self.text, self.pos):
             raise self.error(_OR_HINT)
@@ -373,28 +383,44 @@ class _LineParser:
         return self.group(top=True)
 
     def group(self, *, top: bool = False) -> list[_RawPredicate]:
-        """A bracketed conjunction; ``pos`` is at the opening bracket."""
-        open_pos = self.pos
-        opener = self.text[open_pos]
-        closer = _BRACKETS[opener]
-        self.pos += 1
-        self.skip_ws()
-        if self.peek() == closer:
-            raise self.error("empty DC: expected a predicate" if top else "expected a predicate")
+        """A bracketed conjunction; ``pos`` is at the opening bracket.  Inner
+        brackets only group predicates, so they nest to any depth: the open ones
+        are a stack here, not a recursion."""
+        opened: list[int] = []  # offsets of the brackets still open
         preds: list[_RawPredicate] = []
         while True:
-            preds.extend(self.primary())
-            self.skip_ws()
-            if self.accept(closer):
-                return preds
-            if self.conjunction():
-                continue
-            if _KEYWORD_OR.match(self.text, self.pos):
-                raise self.error(_OR_HINT)
-            where = f"{closer!r} to close the {opener!r} at column {open_pos + 1}"
-            if self.at_end() or self.peek() in ")]":
-                raise self.error(f"expected {where}")
-            raise self.error(f"expected 'and' or {where}")
+            # a predicate, after any number of opening brackets
+            while True:
+                self.skip_ws()
+                if self.peek() not in ("(", "["):
+                    break
+                opened.append(self.pos)
+                self.pos += 1
+                self.skip_ws()
+                if self.peek() == _BRACKETS[self.text[opened[-1]]]:
+                    outer = top and len(opened) == 1
+                    raise self.error(
+                        "empty DC: expected a predicate" if outer else "expected a predicate"
+                    )
+            preds.append(self.comparison())
+            # then closing brackets and a conjunction, or the end of the outer group
+            while True:
+                self.skip_ws()
+                opener = self.text[opened[-1]]
+                closer = _BRACKETS[opener]
+                if self.accept(closer):
+                    opened.pop()
+                    if not opened:
+                        return preds
+                    continue
+                if self.conjunction():
+                    break
+                if _KEYWORD_OR.match(self.text, self.pos):
+                    raise self.error(_OR_HINT)
+                where = f"{closer!r} to close the {opener!r} at column {opened[-1] + 1}"
+                if self.at_end() or self.peek() in ")]":
+                    raise self.error(f"expected {where}")
+                raise self.error(f"expected 'and' or {where}")
 
     def conjunction(self) -> bool:
         """Consume ``and`` (any case), ``∧``, ``^``, ``&&`` or ``&``."""
@@ -405,13 +431,6 @@ class _LineParser:
             return False
         self.pos = m.end()
         return True
-
-    def primary(self) -> list[_RawPredicate]:
-        """A comparison, or a bracketed conjunction used for grouping."""
-        self.skip_ws()
-        if self.peek() in ("(", "["):
-            return self.group()
-        return [self.comparison()]
 
     def comparison(self) -> _RawPredicate:
         self.skip_ws()
@@ -505,6 +524,7 @@ class _LineParser:
         elif in_call:
             end = start
             while end < self.n and self.text[end] not in ",)":
+                self.no_break_at(end)
                 end += 1
             name = self.text[start:end].strip()
             if not name:
@@ -525,7 +545,14 @@ class _LineParser:
         return name
 
     def quantifier_start(self) -> bool:
-        return self.startswith("∀") or _KEYWORD_FORALL.match(self.text, self.pos) is not None
+        """At ``∀`` or the keyword ``forall`` (not an FD column named forall)."""
+        if self.startswith("∀"):
+            return True
+        m = _KEYWORD_FORALL.match(self.text, self.pos)
+        if m is None:
+            return False
+        after = self.text[m.end() :].lstrip()
+        return not after.startswith((",", *_ARROWS))
 
     def quantifier(self) -> None:
         """``∀t0∈rel,t1∈rel:`` (or ``forall t0 in rel, ...:``); names and relations ignored."""

@@ -107,6 +107,10 @@ class Where:
         return list(dict.fromkeys(c for d in self.dcs() for c in d.columns()))
 
 
+#: how deep brackets and ``not`` may nest in a ``--where``
+MAX_NESTING = 100
+
+
 class _WhereParser(_LineParser):
     """Recursive descent over one ``--where`` text (positions are 0-based)."""
 
@@ -152,14 +156,33 @@ class _WhereParser(_LineParser):
             args.append(item())
         return args[0] if len(args) == 1 else cls(tuple(args))
 
+    depth = 0  # brackets and 'not's open around the current position
+
+    def nest(self, start: int) -> None:
+        """One level deeper; past :data:`MAX_NESTING` a one-line error (the
+        parser and every walk over the tree recurse once per level)."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.error(
+                f"--where nests brackets and 'not' more than {MAX_NESTING} deep; "
+                "write the condition with fewer levels",
+                start,
+            )
+
     def factor(self) -> Node:
         self.skip_ws()
+        start = self.pos
         if self.keyword("not"):
-            return Not(self.factor())
+            self.nest(start)
+            node = Not(self.factor())
+            self.depth -= 1
+            return node
         if self.peek() == "(":
             open_pos = self.pos
+            self.nest(open_pos)
             self.pos += 1
             node = self.expr()
+            self.depth -= 1
             self.skip_ws()
             if self.accept(")") is None:
                 raise self.error(f"expected ')' to close the '(' at column {open_pos + 1}")

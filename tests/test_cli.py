@@ -499,3 +499,29 @@ def test_report_failing_after_detection_leaves_nothing(emp, tmp_path, capsys, mo
                         tmp_path / "r.html"], capsys)  # fmt: skip
     assert code == 3 and "RuntimeError: boom" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["emp.csv"]
+
+
+def test_typing_messages_name_the_dc_that_orders_the_column(tmp_path, capsys):
+    """The error for an ordered CSV column with no number, and the warning for an
+    ordered text column of a typed input, name the DC whose < <= > >= orders it
+    -- not the first DC that mentions the column (a contract probe's finding)."""
+    csv = tmp_path / "d.csv"
+    csv.write_text("A,B,C\n1,x,y\n1,y,z\n")
+    rules = tmp_path / "loc.txt"
+    rules.write_text("not(t.B = t'.B)\nnot(t.A = t'.A)\nnot(t.B > t'.B)\n")
+    code, out, err = run(["detect", csv, "--rules", rules], capsys)
+    assert code == 2 and out == ""
+    assert f"column 'B' is compared with < <= > >= ({rules}:3)" in err
+    pq_path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"A": [1, 1], "B": ["x", "y"], "C": ["y", "z"]}), pq_path)
+    code, out, err = run(["detect", pq_path, "--rules", rules, "--exit-zero"], capsys)
+    assert code == 0
+    assert f"column 'B' is text (string) and {rules}:3 orders it with < <= > >=" in err
+    # ordered through a column-to-column predicate: the column and the DC that orders it
+    rules.write_text("not(t.C = t'.C)\nnot(t.B = t'.C)\nnot(t.B > t'.B)\n")
+    code, out, err = run(["detect", pq_path, "--rules", rules, "--exit-zero"], capsys)
+    assert code == 0
+    assert (
+        f"column 'C' is text (string) and it is compared with column 'B', which {rules}:3 "
+        "orders with < <= > >=" in err
+    )

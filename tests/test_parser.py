@@ -683,7 +683,8 @@ def renderings(draw: st.DrawFn) -> tuple[DC, str]:
     def column(c: Col) -> str:
         name = c.name
         if style == "holoclean":
-            raw_ok = name == name.strip() and not set(name) & set(",)") and name[0] not in '`"'
+            # a bare name runs to the next ',' or ')' on its line (a DC is one line)
+            raw_ok = name == name.strip() and not set(name) & set(",)\r\n") and name[0] not in '`"'
             if raw_ok and draw(st.booleans()):
                 return f"{conv[c.tuple]}.{name}"
             return f"{conv[c.tuple]}.{quote_identifier(name)}"
@@ -732,3 +733,59 @@ def renderings(draw: st.DrawFn) -> tuple[DC, str]:
 def test_other_spellings_parse_to_the_same_dc(case: tuple[DC, str]) -> None:
     dc, text = case
     assert parse_dc(text) == [dc], text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not(t.A = t'.A) # note\nnot(t.B = t'.B)",  # a comment ends at its line break
+        "A -> B # note\nB -> A",
+        "t1&t2&EQ(t1.A,t2.A) # note\nt1&t2&EQ(t1.B,t2.B)",
+        "t1&t2&EQ(t1.A\n,t2.A)",  # a bare HoloClean column ends at its line
+        "t1&t2&EQ(t1.A,t2.A\r\n)",
+    ],
+)
+def test_a_line_break_inside_dc_text_is_refused_after_comments_and_bare_columns(text):
+    """A ``--dc`` text is one DC on one line (docs/semantics.md §5): neither a
+    ``#`` comment nor a HoloClean bare column hides a line break with more text
+    after it (a contract probe's findings: the second DC was dropped silently)."""
+    with pytest.raises(DCSyntaxError, match="line break inside one DC") as e:
+        parse_dc(text)
+    column = min(text.index(c) for c in "\r\n" if c in text) + 1
+    assert e.value.column == column
+    # trailing line breaks and spaces after a comment stay ignored
+    assert parse_dc("not(t.A = t'.A) # note\n \r\n") == parse_dc("not(t.A = t'.A)")
+
+
+def test_an_fd_column_named_forall_is_not_a_quantifier():
+    """``forall -> B`` is an FD (as ``not -> B`` is); ``forall t0 in r ...`` is
+    still Metanome's quantifier."""
+    fd = [DC((Predicate(Col(0, "forall"), "=", Col(1, "forall")), _ne("B")))]
+    assert parse_dc("forall -> B") == fd
+    assert parse_dc("forall  → B") == fd
+    assert parse_dc("forall, C -> B")[0].predicates[1] == _eq("C")
+    assert parse_dc("forall t0 in r, t1 in r: not(t0.B = t1.B)") == [DC((_eq("B"),))]
+
+
+def test_grouping_brackets_nest_to_any_depth():
+    """Inner brackets only group predicates: 5,000 levels parse (no recursion
+    per level) to the flat DC; errors inside still name the open bracket."""
+    flat = parse_dc("not(t.A = t'.A and t.B < t'.B)")
+    deep = "not(" + "(" * 5000 + "t.A = t'.A" + ")" * 5000 + " and [[t.B < t'.B]])"
+    assert parse_dc(deep) == flat
+    with pytest.raises(DCSyntaxError, match="1:38: expected '\\)' to close the '\\(' at column 4"):
+        parse_dc("not((((t.A = t'.A)) and (t.B < t'.B))")
+    with pytest.raises(DCSyntaxError, match="1:18: expected '\\]' to close the '\\[' at column 7"):
+        parse_dc("not((([t.A = t'.A) and t.B < t'.B))")
+    with pytest.raises(DCSyntaxError, match="^<dc>:1:9: expected a predicate"):
+        parse_dc("not(((  )))")
+    with pytest.raises(DCSyntaxError, match="empty DC: expected a predicate"):
+        parse_dc("not(  )")
+
+
+def _eq(c: str) -> Predicate:
+    return Predicate(Col(0, c), "=", Col(1, c))
+
+
+def _ne(c: str) -> Predicate:
+    return Predicate(Col(0, c), "!=", Col(1, c))

@@ -28,7 +28,7 @@ import facet
 from facet.column_types import analyze
 from facet.errors import DCSyntaxError, FacetInputError
 from facet.language.ast import DC, NEGATE, Col, Const, Predicate
-from facet.language.where import And, Compare, IsNull, Not, Or, parse_where
+from facet.language.where import MAX_NESTING, And, Compare, IsNull, Not, Or, parse_where
 from facet.planner.config import Config
 from tests.naive import _is_nan, naive_cells, naive_pairs
 from tests.sql_oracle import duckdb_pairs
@@ -298,6 +298,29 @@ def test_where_syntax_errors_point_at_the_column(text, column, message):
     with pytest.raises(DCSyntaxError, match=re.escape(message)) as err:
         parse_where(text)
     assert err.value.column == column
+
+
+def test_where_nesting_is_bounded_by_a_clear_error(tmp_path):
+    """Brackets and ``not`` nest up to MAX_NESTING levels, which every walk over
+    the tree handles; deeper is bad input (exit 2, one line), not a RecursionError
+    (exit 3) -- a contract probe's finding for the DC parser."""
+    half = MAX_NESTING // 2
+    ok = "(" * half + "not " * half + "a = 1 or (b = 'x' and a > 0)" + ")" * half
+    assert parse_where(ok).columns() == ["a", "b"]
+    path = tmp_path / "d.csv"
+    path.write_text("a,b\n1,x\n1,y\n2,z\n")
+    args = [sys.executable, "-m", "facet", "detect", str(path), "--dc", "not(t.a = t'.a)"]
+    done = subprocess.run(
+        [*args, "--where", ok, "--format", "json"], capture_output=True, text=True
+    )
+    assert done.returncode == 1 and json.loads(done.stdout)["scope_rows"] == 2
+    deep = "(" * half + "not " * (half + 1) + "a = 1" + ")" * half
+    with pytest.raises(DCSyntaxError, match=f"more than {MAX_NESTING} deep") as err:
+        parse_where(deep)
+    assert err.value.column == half + 4 * half + 1  # at the 101st level's 'not'
+    done = subprocess.run([*args, "--where", deep], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 
 
 def test_where_types_csv_columns_and_refuses_bad_constants(tmp_path):
