@@ -88,6 +88,8 @@ class ColumnUse:
     constants: dict[str, list[Const]] = field(default_factory=dict)
     #: the first DC that compares each column with < <= > >= (for error messages)
     order_use: dict[str, DC] = field(default_factory=dict)
+    #: the first DC that compares each linked column pair (as in ``links``)
+    link_use: dict[tuple[str, str], DC] = field(default_factory=dict)
 
     @property
     def columns(self) -> list[str]:
@@ -104,6 +106,10 @@ class ColumnUse:
                 return self.order_use[c], c
         return self.first_use[comp.columns[0]], None
 
+    def linking_dc(self, a: str, b: str) -> DC | None:
+        """The first DC that compares columns ``a`` and ``b`` with each other."""
+        return self.link_use.get((a, b)) or self.link_use.get((b, a))
+
 
 def analyze(dcs: list[DC]) -> ColumnUse:
     """Group the used columns into components and mark the ordered ones."""
@@ -113,6 +119,7 @@ def analyze(dcs: list[DC]) -> ColumnUse:
     consts: dict[str, list[Const]] = {}
     constant_use: dict[tuple[str, Const], DC] = {}
     links: list[tuple[str, str]] = []
+    link_use: dict[tuple[str, str], DC] = {}
     for dc in dcs:
         for p in dc.predicates:
             cols = p.columns()
@@ -120,6 +127,7 @@ def analyze(dcs: list[DC]) -> ColumnUse:
                 first_use.setdefault(c.name, dc)
             if len(cols) == 2 and cols[0].name != cols[1].name:
                 links.append((cols[0].name, cols[1].name))
+                link_use.setdefault((cols[0].name, cols[1].name), dc)
             if p.is_order:
                 for c in cols:
                     ordered.add(c.name)
@@ -130,7 +138,7 @@ def analyze(dcs: list[DC]) -> ColumnUse:
                     if (c.name, o) not in constant_use:  # a dict: long in-lists stay linear
                         lst.append(o)
                         constant_use[(c.name, o)] = dc
-    use = ColumnUse([], {}, first_use, constant_use, links, ordered, consts, order_use)
+    use = ColumnUse([], {}, first_use, constant_use, links, ordered, consts, order_use, link_use)
     return _grouped(use, set())
 
 
@@ -186,6 +194,7 @@ def _grouped(use: ColumnUse, alone: set[str]) -> ColumnUse:
         use.ordered,
         use.constants,
         use.order_use,
+        use.link_use,
     )
 
 

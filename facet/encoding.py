@@ -190,7 +190,13 @@ def component_arrays(
     kind = common_kind(list(kinds.values()))
     if kind is None:
         desc = ", ".join(f"'{c}' ({kinds[c]})" for c in comp.columns)
-        dc = use.first_use[comp.columns[0]]
+        # the first DC that compares two columns of types with no common one
+        clash = (
+            use.linking_dc(a, b)
+            for a, b in use.links
+            if a in kinds and b in kinds and common_kind([kinds[a], kinds[b]]) is None
+        )
+        dc = next((d for d in clash if d is not None), use.first_use[comp.columns[0]])
         raise DataError(
             f"{dc.where()}: columns {desc} are compared with each other but have "
             "incompatible types; cast them or use --schema"

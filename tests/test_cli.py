@@ -525,3 +525,8 @@ def test_typing_messages_name_the_dc_that_orders_the_column(tmp_path, capsys):
         f"column 'C' is text (string) and it is compared with column 'B', which {rules}:3 "
         "orders with < <= > >=" in err
     )
+    # two columns of types with no common one: the DC that compares them
+    rules.write_text("not(t.A = t'.A)\nnot(t.C = t'.C)\nnot(t.A = t'.B)\n")
+    code, out, err = run(["detect", pq_path, "--rules", rules], capsys)
+    assert code == 2 and out == ""
+    assert f"{rules}:3: columns 'A' (int), 'B' (text) are compared with each other" in err
