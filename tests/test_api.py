@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import polars as pl
 import pyarrow as pa
@@ -131,3 +132,45 @@ def test_iso_dates_parse_in_bulk_and_zones_only_after_a_time(monkeypatch):
     # the zoned cast sees only the zoned value (a date there would fail the bulk cast)
     zoned = dict(calls)["UTC"]
     assert [v for v in zoned if v is not None] == ["2020-01-22T01:00+01:00"]
+
+
+@pytest.mark.parametrize(
+    ("dc", "blocks"),
+    [
+        ("not(t.A = 5 and t'.A = 1)", []),  # the left filter keeps no row
+        ("not(t.A = 1 and t'.A = 5)", []),  # the right one keeps none
+        ("not(t.A = 2 and t'.A = 2)", []),  # one row facing itself
+        ("not(t.A = 2 and t'.B = 2)", []),  # the same row through two filters
+        ("not(t.A = 2 and t'.B = 1)", [([1], [0, 2])]),
+    ],
+)
+def test_blocks_hold_at_least_one_pair(dc, blocks):
+    """A block stands for its pairs (t, t'), t != t'; row filters that leave a
+    side empty, or one row on both, make no block (a contract probe found
+    ``[[], [0]]`` written, and counted in ``written``, for 0 violations)."""
+    table = pa.table({"A": [1, 2, 1], "B": [1, 2, 1]})
+    for mode in ("sequential", "cost-trie"):
+        res = facet.detect(table, dcs=[dc], output="blocks", mode=mode)
+        got = [(r["t1"], r["t2"]) for r in res.blocks().to_pylist()]
+        assert got == blocks, dc
+        assert res.dcs[0].written == len(blocks)
+
+
+def test_groups_with_pairs_reads_single_tids_around_holes():
+    """``Groups.with_pairs``: a side of one tid is its range less its hole."""
+    from facet.engine.groups import Groups
+
+    buf = np.array([7, 8, 9, 7], np.int32)
+    desc = np.array(
+        [
+            [0, 2, 0, 1, 1, 2, 1, 1],  # {8} x {8}: the hole takes the first tid
+            [0, 2, 1, 2, 0, 1, 0, 0],  # {7} x {7}: the hole takes the last one
+            [0, 2, 0, 1, 3, 4, 3, 3],  # {8} x {7}
+            [0, 0, 0, 0, 0, 3, 0, 0],  # an empty left side
+            [0, 1, 0, 0, 0, 1, 0, 0],  # {7} x {7}, one range for both sides
+            [0, 2, 0, 0, 0, 2, 0, 0],  # {7, 8} x {7, 8}
+        ],
+        np.int64,
+    )
+    got = Groups(buf, desc).with_pairs().tolist()
+    assert got == [False, False, True, False, False, True]

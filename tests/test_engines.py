@@ -133,7 +133,9 @@ def _counts_pairs_and_blocks_equal_naive(name, data):
         got: set = set()
         for b in s.dc_blocks(0):
             for left, right in zip(b.column("t1").to_pylist(), b.column("t2").to_pylist()):
-                got.update((a, c) for a in left for c in right if a != c)
+                block = {(a, c) for a in left for c in right if a != c}
+                assert block, f"a block without a pair: {left} x {right}"
+                got.update(block)
         assert got == want, dc.canonical()
 
 

@@ -52,8 +52,10 @@ def block_pairs(result, arity: int) -> set:
     out: set = set()
     for row in result.blocks().to_pylist():
         if arity == 1:
+            assert row["t1"], "an empty block"
             out.update(row["t1"])
             continue
+        assert any(a != b for a in row["t1"] for b in row["t2"]), "a block without a pair"
         for a in row["t1"]:
             for b in row["t2"]:
                 if a != b:

@@ -74,6 +74,20 @@ class Groups:
         """``|L| * |R|`` per group (an upper bound on its pairs)."""
         return self.left_sizes() * self.right_sizes()
 
+    def with_pairs(self) -> np.ndarray:
+        """Per group, whether it holds a pair ``(t, t')`` with ``t != t'``: both
+        sides non-empty, and not one and the same single tid."""
+        left, right = self.left_sizes(), self.right_sizes()
+        mask = (left > 0) & (right > 0)
+        one = mask & (left == 1) & (right == 1)
+        if one.any():
+            d = self.desc[one]
+            # a side of one tid is its range less its hole: the tid before the hole, or after
+            lt = self.buf[np.where(d[:, LHS] > d[:, LS], d[:, LS], d[:, LHE])]
+            rt = self.buf[np.where(d[:, RHS] > d[:, RS], d[:, RS], d[:, RHE])]
+            mask[one] = lt != rt
+        return mask
+
     def select(self, mask: np.ndarray) -> Groups:
         """The groups where ``mask`` is true (sharing the buffer)."""
         return Groups(self.buf, np.ascontiguousarray(self.desc[mask]), self.disjoint)

@@ -35,10 +35,18 @@ def iter_pairs(
 
 def iter_blocks(ctx: Context, groups: Groups, stages: list[Stage]) -> Iterator[Groups]:
     """The final pairs of tid sets; groups finished pair by pair come as
-    one-tid-left blocks."""
+    one-tid-left blocks.  A group that holds no pair (an empty side, as row
+    filters alone can leave, or one tid facing itself) is not a block."""
     arrays = _arrays(ctx, stages)
     for kind, a, b in _walk(ctx, groups, stages, 0, arrays):
-        yield pairs_as_groups(a, b) if kind == "pairs" else a
+        if kind == "pairs":
+            yield pairs_as_groups(a, b)
+            continue
+        keep = a.with_pairs()
+        if keep.all():
+            yield a
+        elif keep.any():
+            yield a.select(keep)
 
 
 def _arrays(ctx: Context, stages: list[Stage]) -> Arrays:
