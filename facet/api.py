@@ -446,8 +446,16 @@ def detect(
             "drop --engine spark, or use --output pairs|blocks on Spark"
         )
 
+    ignored = None
+    if limit is not None and output not in ("pairs", "blocks"):
+        what = "no pairs" if output == "count" else "all of its rows"
+        ignored = (
+            f"--limit caps the pairs or blocks listed per DC; --output {output} lists {what}, "
+            "so it is ignored"
+        )
+
     def opener(monitor: Monitor) -> Opened:
-        return open_session(
+        opened = open_session(
             data,
             rules,
             dcs=dcs,
@@ -461,6 +469,11 @@ def detect(
             id_column=id_column,
             where=where,
         )
+        if ignored is not None:
+            opened.warnings.append(ignored)
+            if on_warning is not None:
+                on_warning(ignored)
+        return opened
 
     return run_detection(opener, output, out_path, limit, mode, progress, timeout, sort)
 

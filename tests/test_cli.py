@@ -530,3 +530,23 @@ def test_typing_messages_name_the_dc_that_orders_the_column(tmp_path, capsys):
     code, out, err = run(["detect", pq_path, "--rules", rules], capsys)
     assert code == 2 and out == ""
     assert f"{rules}:3: columns 'A' (int), 'B' (text) are compared with each other" in err
+
+
+@pytest.mark.parametrize("output", ["count", "tuples", "cells", "components"])
+def test_limit_with_an_output_it_does_not_cap_warns(emp, capsys, output):
+    """--limit caps pairs and blocks only; with another output it is said to be
+    ignored (a warning, on stderr and in the JSON), and the rows are all there."""
+    args = ["detect", emp, "--dc", "zip -> dept", "--output", output, "--format", "json"]
+    code, out, err = run([*args, "--exit-zero"], capsys)
+    full = json.loads(out)
+    code, out, err = run([*args, "--exit-zero", "--limit", "1"], capsys)
+    doc = json.loads(out)
+    assert f"--output {output} lists" in err and "so it is ignored" in err
+    assert any("so it is ignored" in w for w in doc["warnings"])
+
+    def same(d: dict) -> list:
+        return [{k: v for k, v in x.items() if k != "seconds"} for x in d["dcs"]]
+
+    assert same(doc) == same(full) and doc.get(output) == full.get(output)
+    code, out, err = run([*args[:-2], "--output", "pairs", "--limit", "1", "--exit-zero"], capsys)
+    assert "ignored" not in err
