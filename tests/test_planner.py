@@ -322,6 +322,10 @@ def test_explain_json_and_analyze():
     assert algs[0] == "equality" and all(a in ("hsm", "bhsm", "iejoin") for a in algs[1:])
     # every stage either ran or found its groups already finished pair by pair
     assert all(s["actual"] is not None or s.get("nested_before") for s in doc["dcs"][0]["stages"])
+    # a single-tuple DC: its violations are rows, each one a row involved
+    doc = explain(TAX, dcs=["not(t.salary > 50000)"], analyze=True)
+    actual = doc["dcs"][0]["actual"]
+    assert actual["violations"] > 0 and actual["rows_involved"] == actual["violations"]
 
 
 def test_explain_cli(capsys):

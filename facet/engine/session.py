@@ -218,7 +218,8 @@ class Session:
         t = time.perf_counter()
         if plan is None:
             n = len(self.engine.single_rows(self.normal[i]))
-            return {"violations": n, "rows_involved": None, "seconds": time.perf_counter() - t}
+            # a single-tuple DC's violations are rows: each is a row involved
+            return {"violations": n, "rows_involved": n, "seconds": time.perf_counter() - t}
         trace = self.engine.trace = Trace()
         try:
             if output == "count":
