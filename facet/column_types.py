@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import re
 from dataclasses import dataclass, field
-from datetime import UTC
 
 import numpy as np
 import pyarrow as pa
@@ -498,8 +497,10 @@ def parse_timestamps(arr: pa.Array, unit: str = "us") -> pa.Array:
     zoned = pc.and_(ok, pc.fill_null(pc.match_substring_regex(t, _ZONE_RE), _FALSE))
     naive = pc.and_(ok, pc.invert(zoned))
     t = pc.replace_substring_regex(t, "z$", "Z")
-    if unit == "us":
-        t = pc.replace_substring_regex(t, r"(\.\d{6})\d+", r"\1")
+    # fractions are cut to the unit: microseconds in data, nanoseconds for constants
+    digits = {"us": 6, "ns": 9}.get(unit)
+    if digits is not None:
+        t = pc.replace_substring_regex(t, rf"(\.\d{{{digits}}})\d+", r"\1")
     out_naive = _cast_ts(pc.if_else(naive, t, _NULL_STR), None, unit)
     out_zoned = _cast_ts(pc.if_else(zoned, t, _NULL_STR), "UTC", unit)
     return pc.if_else(naive, out_naive, pc.cast(out_zoned, pa.timestamp(unit, tz="UTC")))
@@ -512,28 +513,49 @@ def constant_unit(text: str) -> str:
     return "s" if digits == 0 else "ms" if digits <= 3 else "us" if digits <= 6 else "ns"
 
 
+#: the fields of an ``ISO_RE`` value that can be out of range
+_ISO_FIELDS = (
+    r"^(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})(?:[T ](?P<h>\d{2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?)?"
+)
+_DAYS_IN_MONTH = pa.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], pa.int64())
+
+
+def _real_dates(arr: pa.Array) -> pa.Array:
+    """True where an ``ISO_RE`` value names a real date and time: month 1-12, a day
+    of that month (February 29 in leap years of the proleptic Gregorian calendar,
+    year 0 among them, as Arrow counts), hour 0-23, minute and second 0-59 -- all
+    arrays, no loop per value."""
+    parts = pc.extract_regex(arr, _ISO_FIELDS)
+
+    def field(name: str) -> pa.Array:
+        text = pc.struct_field(parts, name)
+        return pc.fill_null(pc.cast(pc.if_else(pc.equal(text, ""), None, text), pa.int64()), 0)
+
+    y, mo, d = field("y"), field("mo"), field("d")
+    leap = pc.and_(
+        pc.equal(pc.bit_wise_and(y, 3), 0),
+        pc.or_(pc.not_equal(pc.remainder(y, 100), 0), pc.equal(pc.remainder(y, 400), 0)),
+    )
+    month_ok = pc.and_(pc.greater_equal(mo, 1), pc.less_equal(mo, 12))
+    days = pc.take(_DAYS_IN_MONTH, pc.if_else(month_ok, mo, 0))
+    days = pc.add(days, pc.cast(pc.and_(leap, pc.equal(mo, 2)), pa.int64()))
+    ok = pc.and_(month_ok, pc.and_(pc.greater_equal(d, 1), pc.less_equal(d, days)))
+    ok = pc.and_(ok, pc.less_equal(field("h"), 23))
+    ok = pc.and_(ok, pc.and_(pc.less_equal(field("mi"), 59), pc.less_equal(field("s"), 59)))
+    return pc.fill_null(ok, _FALSE)
+
+
 def _cast_ts(arr: pa.Array, tz: str | None, unit: str = "us") -> pa.Array:
+    """``ISO_RE`` text (NULL elsewhere) as timestamps; a value that is not a real
+    date or time (month 13, February 30, hour 24) is NULL.  Arrow's cast refuses a
+    whole array for one such value: then those are found (:func:`_real_dates`) and
+    the cast runs again without them.  A value beyond the unit's range still
+    raises ``ArrowInvalid`` (the caller says which)."""
     typ = pa.timestamp(unit, tz=tz)
     try:
         out = pc.cast(arr, typ)
     except pa.ArrowInvalid:
-        # a value that looks ISO but is not a real date (month 13, ...): value by value
-        from datetime import datetime
-
-        vals = []
-        for v in arr.to_pylist():
-            if v is None:
-                vals.append(None)
-                continue
-            try:
-                d = datetime.fromisoformat(v.replace("Z", "+00:00"))
-            except ValueError:
-                vals.append(None)
-                continue
-            if d.tzinfo is not None:
-                d = d.astimezone(UTC).replace(tzinfo=None)
-            vals.append(d)
-        out = pc.cast(pa.array(vals, pa.timestamp("us")), pa.timestamp(unit))
+        out = pc.cast(pc.if_else(_real_dates(arr), arr, _NULL_STR), typ)
     if tz is None:
         out = pc.cast(pc.cast(out, pa.int64()), pa.timestamp(unit, tz="UTC"))
     return out

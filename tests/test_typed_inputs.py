@@ -586,12 +586,55 @@ def test_schema_given_twice_overrides_both_columns_and_refuses_two_types(tmp_pat
         (["2020-01-01T24:00:00", "2020-02-30", "1", "2"], 1),
         # real dates still win it
         (["2020-01-01", "2020-01-02", "2021-02-28", "5"], 3),
+        # year 0 (a leap year, proleptic Gregorian) is a real year beside an impossible
+        # date too (a probe's finding: one impossible value made every value go through
+        # Python's datetime, which has no year 0, and the numbers won the vote)
+        (["0000-01-01", "0000-01-02", "0000-02-29", "2024-02-30", "5", "6"], 3),
+        (["0000-06-01", "2024-02-30", "2024-01-01"], 1),
+        # offsets that take a value past year 1 or 9999 in UTC (an OverflowError, exit 3)
+        (["0001-01-01T00:00+01:00", "2024-02-30T00:00Z", "2024-01-01T00:00Z"], 1),
+        (["9999-12-31T23:00-05:00", "2024-02-30T00:00Z", "2024-01-01T00:00Z"], 1),
+        # every kind of impossible field beside real values: each alone is NULL
+        (
+            [
+                "2023-02-29",
+                "2024-00-01",
+                "2024-01-00",
+                "2024-04-31",
+                "2024-01-01 23:60",
+                "2024-01-01T10:00:60",
+                "2024-02-29T23:59:59.5",
+                "1900-02-29",
+                "2000-02-29",
+            ],
+            1,
+        ),
     ],
 )
 def test_only_dates_that_exist_vote_for_a_timestamp_column(tmp_path, values, violations):
     csv = tmp_path / "d.csv"
     csv.write_text("a\n" + "\n".join(values) + "\n")
     rc, out, err = cli_count(csv, "--dc", "not(t.a < t'.a)")
+    assert rc == 0, err
+    assert out["dcs"][0]["violations"] == violations
+
+
+@pytest.mark.parametrize(
+    ("constant", "op", "violations"),
+    [
+        ("2024-01-01T00:00:00.123456789", "<", 1),
+        ("2024-01-01T00:00:00.1234567890", "<", 1),  # the same instant, one more digit
+        ("2024-01-01T00:00:00.1234567891", "<", 1),  # cut to nanoseconds
+        ("2024-01-01T00:00:00.1234569999", ">=", 1),
+        ("2024-01-01T00:00:00.123456000000001", "<=", 1),
+    ],
+)
+def test_constants_keep_nanoseconds_and_cut_longer_fractions(tmp_path, constant, op, violations):
+    """A constant's fraction is cut to nanoseconds (docs/semantics.md §4.4); with
+    10 digits or more it lost them all but microseconds (a probe's finding)."""
+    csv = tmp_path / "d.csv"
+    csv.write_text("A\n2024-01-01T00:00:00.123456\n2024-01-01T00:00:00.123457\n")
+    rc, out, err = cli_count(csv, "--dc", f'not(t.A {op} "{constant}")')
     assert rc == 0, err
     assert out["dcs"][0]["violations"] == violations
 
