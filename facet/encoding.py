@@ -131,6 +131,23 @@ def text_kinds(
                 f"fix the data or declare its type with --schema"
             )
         inferred = "timestamp" if n_iso > n_num else "number"
+        for c in comp.columns:  # an ordered column in which no value parses: an error
+            f = facts.get(c)
+            if c in schema or f is None or f.nonempty == 0:
+                continue
+            if (f.n_iso if inferred == "timestamp" else f.n_num) == 0:
+                dc, via = use.ordering_dc(comp, c)
+                how = (
+                    f"is compared with < <= > >= ({dc.where()})"
+                    if via is None
+                    else f"is compared with column '{via}', which {dc.where()} orders with "
+                    "< <= > >=,"
+                )
+                what = "an ISO date" if inferred == "timestamp" else "a number"
+                raise DataError(
+                    f"{source_name}: column '{c}' {how} but none of its values is {what}; "
+                    "fix the data or declare its type with --schema"
+                )
     kinds = {c: schema.get(c) or (inferred if comp.ordered else "text") for c in comp.columns}
     # one numeric type for the inferred columns: int64 only when every value is integral
     numbers = [c for c in comp.columns if kinds[c] == "number"]

@@ -652,3 +652,26 @@ def test_fractions_past_nanoseconds_are_cut_to_microseconds(tmp_path):
     rc, out, err = cli_count(csv, "--dc", "not(t.a = t'.a and t.a <= t'.a)")
     assert rc == 0, err
     assert out["dcs"][0]["violations"] == 2 and "NULL" not in err
+
+
+def test_an_ordered_column_in_which_no_value_parses_is_an_error(tmp_path):
+    """DESIGN §1: an ordered column in which no value parses is an error (exit 2),
+    also when it is ordered through a column-to-column comparison and the other
+    column's numbers type the component (a probe's finding: it was a warning and
+    an all-NULL column); a column of empty fields stays all NULL."""
+    csv = tmp_path / "d.csv"
+    csv.write_text("A,B,C,D\n1,x,,2020-01-01\n2,y,,2020-01-02\n3,z,,2020-01-03\n")
+    rc, _, err = cli_count(csv, "--dc", "not(t.A < t'.B)")
+    assert rc == 2 and err.count("\n") == 1
+    assert (
+        "column 'B' is compared with < <= > >= (--dc:1) but none of its values is a number" in err
+    )
+    rc, _, err = cli_count(csv, "--dc", "not(t.A = t'.B)", "--dc", "not(t.A < t'.A)")
+    assert rc == 2
+    assert "column 'B' is compared with column 'A', which --dc:2 orders with < <= > >=," in err
+    rc, _, err = cli_count(csv, "--dc", "not(t.D < t'.D and t.D = t'.B)")
+    assert rc == 2 and "column 'B' is compared with column 'D'" in err and "an ISO date" in err
+    rc, out, err = cli_count(csv, "--dc", "not(t.A < t'.C)")
+    assert rc == 0 and out["dcs"][0]["violations"] == 0
+    rc, out, err = cli_count(csv, "--dc", "not(t.A < t'.B)", "--schema", "B:int")
+    assert rc == 0 and "read as NULL" in err
