@@ -224,12 +224,25 @@ def component_arrays(
     if kind == "timestamp":
         # one unit for the component: the finest of its columns
         unit = finest_unit([t.type for t in typed.values()])
+        columns_unit, finer = unit, None
         for k in comp.constants:  # a constant's fraction may need a finer unit
             unit = finer_unit(unit, constant_unit(k.text))
+            if unit != columns_unit and finer is None:
+                finer = k
         for c, t in typed.items():
             try:
                 typed[c] = normalize_native(t, "timestamp", unit)
             except pa.ArrowInvalid:
+                if finer is not None:  # the constant's fraction asked for the finer unit
+                    holders = (use.constant_use.get((x, finer)) for x in comp.columns)
+                    dc = next((d for d in holders if d is not None), None)
+                    where = f"{dc.where()}: " if dc is not None else ""
+                    raise DataError(
+                        f"{where}constant {finer.as_text()} needs timestamp[{unit}], and "
+                        f"column '{c}' of {source.name} holds a timestamp outside its range "
+                        "(1677-2262 for nanoseconds); write the constant with fewer "
+                        "fraction digits"
+                    ) from None
                 raise DataError(
                     f"{source.name}: column '{c}' holds a timestamp outside the range of "
                     f"timestamp[{unit}], the unit of the columns it is compared with; "

@@ -675,3 +675,19 @@ def test_an_ordered_column_in_which_no_value_parses_is_an_error(tmp_path):
     assert rc == 0 and out["dcs"][0]["violations"] == 0
     rc, out, err = cli_count(csv, "--dc", "not(t.A < t'.B)", "--schema", "B:int")
     assert rc == 0 and "read as NULL" in err
+
+
+def test_a_nanosecond_constant_beside_dates_beyond_its_range_says_so(tmp_path):
+    """A constant whose fraction needs nanoseconds, against a CSV column holding a
+    date outside 1677-2262: exit 2 naming the constant and the fix (the message
+    told a CSV user to cast columns); with microseconds it runs."""
+    csv = tmp_path / "d.csv"
+    csv.write_text("A\n1500-01-01\n2024-01-01\n")
+    rc, _, err = cli_count(csv, "--dc", 'not(t.A < "2024-01-01T00:00:00.123456789")')
+    assert rc == 2 and err.count("\n") == 1
+    assert (
+        'facet: error: --dc:1: constant "2024-01-01T00:00:00.123456789" needs timestamp[ns]' in err
+    )
+    assert "write the constant with fewer fraction digits" in err
+    rc, out, err = cli_count(csv, "--dc", 'not(t.A < "2024-01-01T00:00:00.123456")')
+    assert rc == 0 and out["dcs"][0]["violations"] == 2
