@@ -787,6 +787,16 @@ def _main(argv: list[str] | None) -> int:
             return 143 if terminated else 130
         if debug:
             traceback.print_exc()
+        malformed = _malformed_record(err)
+        if malformed is not None:  # a later Spark action than the table's first read
+            data = getattr(args, "data", None) if "args" in locals() else None
+            where = f"{data}: " if data else ""
+            print(
+                f"{PROG}: error: {where}a CSV record does not match the header ({malformed}); "
+                "fix the file (facet --engine local names the line)",
+                file=sys.stderr,
+            )
+            return EXIT_BAD_INPUT
         msg = str(err).splitlines()[0] if str(err) else ""
         print(
             f"{PROG}: internal error: {type(err).__name__}: {msg} "
@@ -794,6 +804,16 @@ def _main(argv: list[str] | None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _malformed_record(err: BaseException) -> str | None:
+    """Spark's refusal of a CSV record, if ``err`` is one (pyspark is imported
+    only when it is loaded already)."""
+    if "facet.engine.spark.table" not in sys.modules:
+        return None
+    from facet.engine.spark.table import malformed_record
+
+    return malformed_record(err)
 
 
 def _skip_unused_imports(argv: list[str]) -> None:

@@ -192,18 +192,7 @@ def component_arrays(
                 kinds[c] = k
                 typed[c] = normalize_native(a, k)
                 if k == "text" and comp.ordered:
-                    dc, via = use.ordering_dc(comp, c)
-                    why = (
-                        f"{dc.where()} orders it"
-                        if via is None
-                        else f"it is compared with column '{via}', which {dc.where()} orders"
-                    )
-                    warnings.append(
-                        f"{source.name}: column '{c}' is text ({a.type}) and {why} "
-                        "with < <= > >=, so it compares as text, character by character; "
-                        f"if it holds numbers or dates, pass schema={{'{c}': 'number'}} "
-                        f"(CLI: --schema {c}:number) or 'timestamp'"
-                    )
+                    warnings.append(ordered_text_warning(source.name, c, str(a.type), comp, use))
     kind = common_kind(list(kinds.values()))
     if kind is None:
         desc = ", ".join(f"'{c}' ({kinds[c]})" for c in comp.columns)
@@ -249,6 +238,23 @@ def component_arrays(
                     "cast the columns to one unit first"
                 ) from None
     return typed, kind, warnings
+
+
+def ordered_text_warning(name: str, c: str, typ: str, comp: Component, use: ColumnUse) -> str:
+    """docs/semantics.md §4.1: a typed text column that a DC orders (itself, or
+    through a column it is compared with) compares as text; say so, and how to
+    read it as numbers or dates."""
+    dc, via = use.ordering_dc(comp, c)
+    why = (
+        f"{dc.where()} orders it"
+        if via is None
+        else f"it is compared with column '{via}', which {dc.where()} orders"
+    )
+    return (
+        f"{name}: column '{c}' is text ({typ}) and {why} with < <= > >=, so it compares as "
+        f"text, character by character; if it holds numbers or dates, pass "
+        f"schema={{'{c}': 'number'}} (CLI: --schema {c}:number) or 'timestamp'"
+    )
 
 
 def _typed_as(

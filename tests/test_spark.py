@@ -853,3 +853,75 @@ def test_parquet_columns_spark_reads_exactly_or_refuses_in_one_line(spark, tmp_p
     assert p.returncode == 2, p.stderr
     assert p.stderr.strip().splitlines()[-1].startswith(f"facet: error: {path}: column 'f16'")
     assert "Traceback" not in p.stderr
+
+
+def _pair_set(result) -> set:
+    t = result.pairs()
+    return set(zip(t.column("t1").to_pylist(), t.column("t2").to_pylist(), strict=True))
+
+
+def test_paths_are_read_literally_and_headers_keep_their_case(spark, tmp_path):
+    """A probe's findings: Spark expanded ``[1]`` in a path (``data[1].csv`` read
+    ``data1.csv`` beside it) and renamed a header ``A,a`` to ``A0,a1``; both now
+    read as the local engine reads them."""
+    (tmp_path / "data[1].csv").write_text("k,v\n1,a\n1,b\n")
+    (tmp_path / "data1.csv").write_text("k,v\n1,a\n1,a\n1,a\n")
+    (tmp_path / "case.csv").write_text("A,a\n1,1\n1,2\n2,2\n")
+    for name, dc in (("data[1].csv", "k -> v"), ("case.csv", "not(t.A = t'.A and t.a != t'.a)")):
+        path = str(tmp_path / name)
+        local = facet.detect(path, dcs=[dc], output="pairs")
+        dist = facet.detect(path, dcs=[dc], engine="spark", output="pairs")
+        assert (
+            (dist.rows, dist.dcs[0].violations)
+            == (local.rows, local.dcs[0].violations)
+            == ((2, 2) if name.startswith("data") else (3, 2))
+        )
+        assert _pair_set(dist) == _pair_set(local)
+
+
+def test_a_folder_of_files_numbers_rows_by_sorted_path_then_row(spark, tmp_path):
+    """DESIGN §3: tids follow sorted file path, then row -- Spark packs a folder's
+    files into partitions by size, so its partition order is not the path order
+    (a probe found the largest file's rows first)."""
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    sizes = {"part-0.parquet": 2, "part-1.parquet": 43, "part-2.parquet": 3}
+    rows = []
+    for i, (name, n) in enumerate(sorted(sizes.items())):
+        keys = [i % 2] * n
+        vals = [f"{name}-{j}-" + "x" * (200 if n > 40 else 1) for j in range(n)]
+        pq.write_table(pa.table({"k": keys, "v": vals}), folder / name)
+        rows += list(zip(keys, vals, strict=True))
+    dc = "not(t.k = t'.k and t.v < t'.v)"
+    want = {(i, j) for i, a in enumerate(rows) for j, b in enumerate(rows)
+            if i != j and a[0] == b[0] and a[1] < b[1]}  # fmt: skip
+    dist = facet.detect(str(folder), dcs=[dc], engine="spark", output="pairs")
+    assert dist.rows == len(rows) and _pair_set(dist) == want
+
+
+def test_csv_that_spark_refuses_is_bad_input(spark, tmp_path):
+    """A record with too few fields (a JVM error, exit 3, before) and an empty
+    file are bad input on Spark too: one line, FacetInputError (exit 2)."""
+    from facet.errors import FacetInputError
+
+    short = tmp_path / "short.csv"
+    short.write_text("k,v\n1,a\n2\n3,c\n")
+    with pytest.raises(FacetInputError, match=r"short.csv: a CSV record does not match the header"):
+        facet.detect(str(short), dcs=["k -> v"], engine="spark")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(FacetInputError, match="the file is empty; a CSV file needs a header line"):
+        facet.detect(str(empty), dcs=["k -> v"], engine="spark")
+
+
+def test_typed_text_that_a_dc_orders_warns_as_locally(spark, tmp_path):
+    """A string column of a typed input that a DC orders (itself, or through a
+    column compared with it) compares as text: Spark warns as the local engine
+    does (it said nothing; a probe's finding)."""
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"s": ["10", "9", "x"], "u": ["1", "2", "3"], "k": [1, 1, 2]}), path)
+    dcs = ["not(t.k = t'.k and t.s < t'.s)", "not(t.u = t'.s)"]
+    local = facet.detect(str(path), dcs=dcs)
+    dist = facet.detect(str(path), dcs=dcs, engine="spark")
+    assert [d.violations for d in dist.dcs] == [d.violations for d in local.dcs]
+    assert len(local.warnings) == 2 and dist.warnings == local.warnings

@@ -28,7 +28,8 @@ def spark_session(master: str | None = None) -> Any:
         if active is not None:
             return active
         master = "local[*]"
-    builder = SparkSession.builder.appName("facet")
+    # column names as written: a CSV header "A,a" keeps both (Spark renames them otherwise)
+    builder = SparkSession.builder.appName("facet").config("spark.sql.caseSensitive", "true")
     if master.startswith("sc://"):
         builder = builder.remote(master)
     else:

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from facet.column_types import ColumnUse
-from facet.encoding import text_kinds, unparsed_warning
+from facet.encoding import ordered_text_warning, text_kinds, unparsed_warning
 from facet.engine.spark.tasks import INTERNAL, TEXT_FACTS_SCHEMA, TID, ddl, text_facts_job
 from facet.errors import DataError, FacetInputError
 from facet.loading import Source, load, source_name
@@ -65,6 +66,8 @@ def read_frame(
         if not os.path.exists(path) and "://" not in path:
             raise DataError(f"{path}: no such file")
         kind = _path_kind(path)
+        if kind == "csv" and os.path.isfile(path) and os.path.getsize(path) == 0:
+            raise DataError(f"{path}: the file is empty; a CSV file needs a header line")
         if kind == "csv":
             frame = (
                 spark.read.option("header", True)
@@ -75,7 +78,7 @@ def read_frame(
                 .option("inferSchema", False)
                 .option("encoding", "UTF-8")
                 .option("sep", "\t" if path.endswith((".tsv", ".tab")) else ",")
-                .csv(path)
+                .csv(_literal_path(path))
             )
             return frame, path, True, list(frame.columns)
         if kind == "parquet":
@@ -89,6 +92,17 @@ def read_frame(
     return _from_source(spark, source), source.name, source.text, list(source.all_columns)
 
 
+#: characters Hadoop's path globbing reads as a pattern
+_GLOB = re.compile(r"([\\\[\]{}*?])")
+
+
+def _literal_path(path: str) -> str:
+    """``path`` as Spark reads it literally: Hadoop expands ``[...]``, ``{...}``,
+    ``*`` and ``?`` in a path (``data[1].csv`` read ``data1.csv``), so a local
+    path has them escaped; a remote URL is left as given."""
+    return path if "://" in path else _GLOB.sub(r"\\\1", path)
+
+
 def _parquet_frame(
     spark: Any, path: str, columns: list[str] | None
 ) -> tuple[Any, str, bool, list[str]]:
@@ -99,7 +113,7 @@ def _parquet_frame(
     import pyarrow.dataset as ds
 
     if columns is None or "://" in path:  # a remote store: Spark reads it, every column
-        frame = spark.read.parquet(path)
+        frame = spark.read.parquet(_literal_path(path))
         return frame, path, False, list(frame.columns)
     try:
         dataset = ds.dataset(path, format="parquet")
@@ -118,7 +132,7 @@ def _parquet_frame(
             typ = arrow_schema.field(c).type
             spark_type = T.TimestampType() if c in int96 else _spark_parquet_type(typ, c, path)
             fields.append(T.StructField(c, spark_type, True))
-    frame = spark.read.schema(T.StructType(fields)).parquet(path)
+    frame = spark.read.schema(T.StructType(fields)).parquet(_literal_path(path))
     return frame, path, False, names
 
 
@@ -287,10 +301,50 @@ def spark_table(
         if c in INTERNAL:
             raise FacetInputError(f"{name}: column name '{c}' is reserved by facet; rename it")
     _check_columns(name, all_columns, use, schema, id_column)
-    used = [c for c in use.columns]
-    cols = [F.col(quoted(c)) for c in used]
+    cols = [F.col(quoted(c)) for c in use.columns]
+    try:  # the first actions read the rows: Spark's CSV reader may refuse one
+        framed, rows = _numbered(spark, frame, data, text, cols, id_column)
+    except Exception as err:  # noqa: BLE001 - re-raised unless it is that refusal
+        malformed = malformed_record(err)
+        if malformed is None:
+            raise
+        raise DataError(
+            f"{name}: a CSV record does not match the header ({malformed}); fix the file "
+            "(the local engine's error names the line)"
+        ) from None
+    table = SparkTable(framed, name, text, all_columns, rows, dict(schema), [])
+    if text:
+        decide_text_typing(table, use)
+    else:  # typed text that a DC orders compares as text: warn as the local engine does
+        types = {f.name: f.dataType for f in table.frame.schema.fields}
+        for comp in use.components:
+            for c in comp.columns if comp.ordered else ():
+                if c not in schema and types.get(c) is not None and _is_spark_text(types[c]):
+                    table.warnings.append(ordered_text_warning(name, c, "string", comp, use))
+    return table
+
+
+def _is_spark_text(typ: Any) -> bool:
+    from pyspark.sql import types as T  # noqa: N812 - Spark's convention
+
+    return isinstance(typ, T.StringType | T.VarcharType | T.CharType)
+
+
+def _numbered(
+    spark: Any, frame: Any, data: Any, text: bool, cols: list[Any], id_column: str | None
+) -> tuple[Any, int]:
+    """The used columns with their tids, persisted, and the row count."""
+    from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
     if id_column is not None:
         framed = frame.select(F.col(quoted(id_column)).cast("long").alias(TID), *cols)
+    elif isinstance(data, str | os.PathLike) and "://" not in os.fspath(data):
+        # a file or a folder of files: tids follow sorted file path, then row
+        split = [
+            F.col("_metadata.file_path").alias(_FILE),
+            F.col("_metadata.file_block_start").alias(_START),
+        ]
+        framed = with_dense_ids(frame.select(*cols, *split), TID, (_FILE, _START))
     else:
         framed = with_dense_ids(frame.select(*cols), TID)
     if text and isinstance(data, str | os.PathLike):
@@ -300,11 +354,7 @@ def spark_table(
 
         framed = framed.repartitionByRange(2 * session_cores(spark), TID)
     framed = framed.persist()
-    rows = framed.count()
-    table = SparkTable(framed, name, text, all_columns, rows, dict(schema), [])
-    if text:
-        decide_text_typing(table, use)
-    return table
+    return framed, framed.count()
 
 
 def _check_columns(
@@ -331,30 +381,61 @@ def _check_columns(
         raise unknown(id_column, "id_column")
 
 
-def with_dense_ids(frame: Any, column: str) -> Any:
-    """``frame`` with ``column``: its rows' positions, 0..n-1, computed from
-    per-partition row counts (no row goes through one partition)."""
+def malformed_record(err: BaseException) -> str | None:
+    """Spark's CSV reader's refusal of a record (too few or too many fields), as
+    one line; None for any other error (it comes from the executors as a JVM
+    error when the rows are first read)."""
+    text = str(err)
+    for mark in ("MALFORMED_RECORD_IN_PARSING", "Malformed records are detected"):
+        if mark in text:
+            line = next((x.strip() for x in text.splitlines() if mark in x), mark)
+            return line.removeprefix("Caused by: ")[:200]
+    return None
+
+
+#: a file split's path and start, while tids are numbered (internal names)
+_FILE, _START = "_facet_file", "_facet_start"
+
+
+def with_dense_ids(frame: Any, column: str, runs: tuple[str, ...] = ()) -> Any:
+    """``frame`` with ``column``: its rows' positions, 0..n-1, computed from row
+    counts per run of rows (no row goes through one partition).  A run is a
+    partition, taken in partition order; or, with ``runs`` (columns naming a file
+    split: its path and start), a split, taken in the order of those columns -- a
+    folder's files by sorted path, then row (a partition may hold several splits,
+    packed by size, each one contiguous there).  ``runs`` are dropped."""
     from pyspark.sql import functions as F  # noqa: N812
 
     mid = "_facet_mid"
     tagged = frame.withColumn(mid, F.monotonically_increasing_id())
-    part = F.shiftright(F.col(mid), 33)
-    counts = tagged.groupBy(part.alias("p")).agg(F.count(F.lit(1)).alias("n")).collect()
+    if runs:
+        keys = [F.col(c) for c in runs]
+    else:
+        keys = [F.shiftright(F.col(mid), 33).alias("_facet_p")]
+    names = list(runs) if runs else ["_facet_p"]
+    agg = F.count(F.lit(1)).alias("_facet_n"), F.min(mid).alias("_facet_m")
+    counts = tagged.groupBy(*keys).agg(*agg).collect()
     start = 0
-    offsets = []
-    for row in sorted(counts, key=lambda r: r["p"]):
-        offsets.append((int(row["p"]), start))
-        start += int(row["n"])
-    if not offsets:
-        return tagged.withColumn(column, F.col(mid)).drop(mid)
+    deltas = []  # per run: what its rows' mid is shifted by to make their tids
+    for row in sorted(counts, key=lambda r: tuple(r[n] for n in names)):
+        deltas.append((*(row[n] for n in names), start - int(row["_facet_m"])))
+        start += int(row["_facet_n"])
+    if not deltas:
+        return tagged.withColumn(column, F.col(mid)).drop(mid, *runs)
     spark = frame.sparkSession
-    # internal names: a user's column may be called p or s
-    starts = spark.createDataFrame(offsets, "_facet_p long, _facet_s long")
-    local = F.col(mid).bitwiseAND(F.lit((1 << 33) - 1))
-    return (
-        tagged.join(F.broadcast(starts), part == F.col("_facet_p"))
-        .withColumn(column, F.col("_facet_s") + local)
-        .drop(mid, "_facet_p", "_facet_s")
+    types = {n: f.dataType.simpleString() for f in tagged.schema.fields for n in [f.name]}
+    ddl = (
+        ", ".join(f"_facet_r{i} {types.get(n, 'long')}" for i, n in enumerate(names))
+        + ", _facet_d long"
+    )
+    table = spark.createDataFrame(deltas, ddl)
+    on = [
+        (F.shiftright(F.col(mid), 33) if n == "_facet_p" else F.col(n)) == F.col(f"_facet_r{i}")
+        for i, n in enumerate(names)
+    ]
+    joined = tagged.join(F.broadcast(table), on)
+    return joined.withColumn(column, F.col(mid) + F.col("_facet_d")).drop(
+        mid, "_facet_d", *runs, *(f"_facet_r{i}" for i in range(len(names)))
     )
 
 
