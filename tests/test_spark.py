@@ -925,3 +925,19 @@ def test_typed_text_that_a_dc_orders_warns_as_locally(spark, tmp_path):
     dist = facet.detect(str(path), dcs=dcs, engine="spark")
     assert [d.violations for d in dist.dcs] == [d.violations for d in local.dcs]
     assert len(local.warnings) == 2 and dist.warnings == local.warnings
+
+
+@pytest.mark.parametrize("master", ["bogus://nowhere", "local[x]", "localhost"])
+def test_a_master_url_spark_would_not_take_is_refused_before_a_jvm(master):
+    """A bad --master is bad usage (exit 2) saying which URLs Spark takes; it was
+    refused only once the JVM failed, with a message blaming Java (a probe's note)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "facet", "detect", str(TAX), "--dc", "zip -> city",
+         "--engine", "spark", "--master", master],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == (
+        f"facet: error: --master {master}: not a Spark master URL; use local[*] (or local[N]), "
+        "spark://HOST:PORT, yarn, k8s://HOST:PORT, or sc://HOST for Spark Connect\n"
+    )

@@ -29,6 +29,7 @@ def spark_session(master: str | None = None) -> Any:
             return active
         master = "local[*]"
     # column names as written: a CSV header "A,a" keeps both (Spark renames them otherwise)
+    _check_master(master)
     builder = SparkSession.builder.appName("facet").config("spark.sql.caseSensitive", "true")
     if master.startswith("sc://"):
         builder = builder.remote(master)
@@ -61,6 +62,23 @@ def spark_session(master: str | None = None) -> Any:
         os.dup2(saved, 2)
         os.close(saved)
         log.close()
+
+
+#: the master URLs Spark takes: local ones, a cluster manager's, Spark Connect's
+_MASTER = re.compile(
+    r"local(\[(\d+|\*)(,\s*\d+)?\])?|local-cluster\[\d+,\s*\d+,\s*\d+\]|yarn"
+    r"|(spark|k8s|mesos|sc)://\S+"
+)
+
+
+def _check_master(master: str) -> None:
+    """Refuse a ``--master`` Spark would not take, before a JVM starts (its error
+    would blame Java)."""
+    if _MASTER.fullmatch(master.strip()) is None:
+        raise FacetInputError(
+            f"--master {master}: not a Spark master URL; use local[*] (or local[N]), "
+            "spark://HOST:PORT, yarn, k8s://HOST:PORT, or sc://HOST for Spark Connect"
+        )
 
 
 def cores_of(master: str) -> int:
