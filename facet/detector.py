@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 import facet.dominance_index as dominance_index
 import facet.key_tallies as key_tallies
@@ -43,7 +44,7 @@ from facet.api import (
     reinterpretation_warnings,
     run_detection,
 )
-from facet.column_types import analyze, parse_schema
+from facet.column_types import analyze, native_kind, parse_schema
 from facet.encoding import EncodedTable, unknown_column
 from facet.encoding_append import AppendState, extend, prepare
 from facet.errors import FacetInputError
@@ -143,7 +144,8 @@ class Detector:
         if missing:
             raise FacetInputError(
                 f"{loaded.name}: the batch has no column {', '.join(map(repr, missing))}; "
-                f"a batch needs the columns the DCs use, as {self._name} has them"
+                f"a batch needs the columns the DCs use (and the detector's where_columns), "
+                f"as {self._name} has them"
             )
         if loaded.text != self._text:
             have, want = ("CSV text", "typed") if loaded.text else ("typed", "CSV text")
@@ -262,7 +264,10 @@ class Detector:
             result = self._tallied_result(counted, enc, source.name, mask, seconds, sub)
         else:
             out_path = None if out is None else os.fspath(out)
-            result = self._run(source, mask, output, out_path, limit, progress, timeout, enc)
+            scoped = (parsed.text, int(tids.shape[0]))
+            result = self._run(
+                source, mask, output, out_path, limit, progress, timeout, enc, where=scoped
+            )
         result.where = parsed.text
         result.scope_rows = int(tids.shape[0])
         result.warnings = said + list(result.warnings)
@@ -288,19 +293,16 @@ class Detector:
         return Source(self._table, self._name, self._text, list(self._columns), n)
 
     def _conform(self, part: pa.Table, name: str) -> pa.Table:
-        """A typed batch's columns in the table's types, converted exactly or refused."""
+        """A typed batch's columns in the table's types, converted exactly or refused
+        (docs/semantics.md §11): of the same kind (numbers, booleans among them,
+        with numbers; text with text; dates and timestamps with either; ...), a
+        float NaN as NULL, and every value coming back from the table's type as it
+        was (a time of day into a date column, 2 into a boolean one: refused)."""
         cols = []
         for field in self._table.schema:
             col = part.column(field.name)
             if col.type != field.type:
-                try:
-                    col = col.cast(field.type, safe=True)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
-                    raise FacetInputError(
-                        f"{name}: column '{field.name}' is {col.type} in the batch but "
-                        f"{field.type} in the table, and does not convert exactly "
-                        f"({str(err).splitlines()[0]}); cast the batch to the table's types"
-                    ) from None
+                col = _converted(col, field, name)
             cols.append(col)
         return pa.table(cols, schema=self._table.schema)
 
@@ -394,7 +396,10 @@ class Detector:
         timeout: float | None,
         encoded: EncodedTable | None = None,
         dcs: list[DC] | None = None,
+        where: tuple[str, int] | None = None,
     ) -> Result:
+        """A run over ``source`` limited to ``scope``; ``where`` (the expression
+        and its rows) goes into the report, and so into a ``.json`` it writes."""
         opened: list[Opened] = []
 
         def opener(monitor: Any) -> Opened:
@@ -403,6 +408,8 @@ class Detector:
                 ("count", output), True, monitor, scope=scope, load_seconds=self._load_seconds,
                 encoded=encoded,
             )  # fmt: skip
+            if where is not None:
+                o.where, o.scope_rows = where
             opened.append(o)
             return o
 
@@ -440,3 +447,37 @@ class _ScopedSession:
                 Monitor(), scope=scope, encoded=enc,
             ).session  # fmt: skip
         return getattr(self._session, attr)
+
+
+#: kinds (facet.column_types.native_kind) one family of comparable values
+_FAMILY = {"int": "number", "float": "number", "decimal": "number", "bool": "number"}
+
+
+def _converted(col: pa.ChunkedArray, field: pa.Field, name: str) -> pa.ChunkedArray:
+    """``col`` (a batch's) as ``field``'s type, or a refusal naming the column."""
+
+    def refuse(why: str) -> FacetInputError:
+        return FacetInputError(
+            f"{name}: column '{field.name}' is {col.type} in the batch but {field.type} "
+            f"in the table, and {why}; cast the batch to the table's types"
+        )
+
+    have, want = native_kind(col.type), native_kind(field.type)
+    if have != "null" and _FAMILY.get(have, have) != _FAMILY.get(want, want):
+        raise refuse(f"its values are of another kind ({have}, not {want})")
+    if pa.types.is_floating(col.type) and col.null_count < len(col):
+        col = pc.if_else(pc.is_nan(col), pa.scalar(None, col.type), col)  # NaN is NULL
+    try:
+        out = col.cast(field.type, safe=True)
+        back = out.cast(col.type, safe=True) if have != "null" else col
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+        raise refuse(f"does not convert exactly ({str(err).splitlines()[0]})") from None
+    if want in ("bool", "timestamp") and have != "null":  # casts that drop silently:
+        try:  # 2 to true, a time of day to a date
+            same = pc.equal(back, col)
+            exact = same.null_count == col.null_count and pc.all(same).as_py() is not False
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            exact = False
+        if not exact:
+            raise refuse("does not convert exactly (a value would change)")
+    return out

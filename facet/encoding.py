@@ -89,9 +89,17 @@ class EncodedTable:
 
 
 def unknown_column(name: str, source: Source, where: str) -> FacetInputError:
-    close = difflib.get_close_matches(name, source.all_columns, n=1)
+    """The error for a column ``source`` lacks, suggesting the closest name."""
+    return unknown_column_named(name, source.all_columns, source.name, where)
+
+
+def unknown_column_named(name: str, columns: list[str], table: str, where: str) -> FacetInputError:
+    """The error for a column ``table`` (of ``columns``) lacks: names are
+    case-sensitive, so a name that differs only in case is the first suggestion."""
+    same = [c for c in columns if c.casefold() == name.casefold()]
+    close = same or difflib.get_close_matches(name, columns, n=1)
     hint = f"did you mean '{close[0]}'?" if close else "check the spelling and the header"
-    return FacetInputError(f"{where}: unknown column '{name}' in {source.name}; {hint}")
+    return FacetInputError(f"{where}: unknown column '{name}' in {table}; {hint}")
 
 
 class TextFacts(Protocol):
@@ -207,9 +215,22 @@ def component_arrays(
             f"{dc.where()}: columns {desc} are compared with each other but have "
             "incompatible types; cast them or use --schema"
         )
-    if kind == "duration":
+    if kind in ("duration", "time"):  # one unit for the component: the finest
         unit = max((t.type.unit for t in typed.values()), key=_UNITS.index)
-        typed = {c: t.cast(pa.duration(unit)) for c, t in typed.items()}
+        target = (
+            pa.duration(unit)
+            if kind == "duration"
+            else (pa.time32(unit) if unit in ("s", "ms") else pa.time64(unit))
+        )
+        for c, t in typed.items():
+            try:
+                typed[c] = t.cast(target)
+            except pa.ArrowInvalid:  # a time of day always fits; a duration may not
+                raise DataError(
+                    f"{source.name}: column '{c}' holds a duration outside the range of "
+                    f"{target}, the unit of the columns it is compared with; cast the "
+                    "columns to one unit first"
+                ) from None
     if kind == "timestamp":
         # one unit for the component: the finest of its columns
         unit = finest_unit([t.type for t in typed.values()])
@@ -396,9 +417,12 @@ def _constant_value(
         try:
             return ts.cast(column_type)
         except pa.ArrowInvalid:
+            unit = getattr(column_type, "unit", "ns")
             raise FacetInputError(
                 f"{where}: constant {const.as_text()} is outside the range of column "
-                f"'{column}' ({column_type})"
+                f"'{column}', which compares in timestamp[{unit}] (1677-2262 for "
+                "nanoseconds); write a date inside it, or cast the column to a coarser "
+                "unit (e.g. microseconds)"
             ) from None
     raise FacetInputError(
         f"{where}: constant {const.as_text()} cannot be compared with column '{column}' "
@@ -440,14 +464,14 @@ def _between_units(d: Decimal, scale: int) -> Decimal:
     n = -n if sign else n
     k = exp + scale  # d * 10**scale == n * 10**k
     if k >= 0:
-        return Decimal(f"{n * 10**k}E-{scale}")
+        return Decimal(f"{n * 10**k}E{-scale}")
     if -k > len(str(abs(n))):  # |d| below one unit: between 0 and +-1 unit
         q, r = (0, n) if n > 0 else (-1, n)
     else:
         q, r = divmod(n, 10**-k)  # floor
     if r == 0:
-        return Decimal(f"{q}E-{scale}")
-    return Decimal(f"{10 * q + 5}E-{scale + 1}")
+        return Decimal(f"{q}E{-scale}")
+    return Decimal(f"{10 * q + 5}E{-(scale + 1)}")
 
 
 def _number_constant(d: Decimal, column_type: pa.DataType) -> pa.Array:

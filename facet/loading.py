@@ -20,6 +20,7 @@ import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -54,6 +55,12 @@ def source_name(data: Any) -> str:
     if isinstance(data, str | os.PathLike):
         return os.fspath(data)
     return f"<{type(data).__module__.split('.')[0]}.{type(data).__name__}>"
+
+
+def csv_delimiter(path: Path) -> str | None:
+    """The delimiter of a file read as CSV (``,``; a tab for ``.tsv``/``.tab``),
+    or None for a Parquet or Arrow IPC file (by extension, else first bytes; §4.2)."""
+    return {"csv": ",", "tsv": "\t"}.get(_kind_of(path))
 
 
 def _kind_of(path: Path) -> str:
@@ -352,9 +359,10 @@ def _reject_empty_lines(
         )
 
 
-def read_csv(path: Path, columns: list[str] | None, delimiter: str = ",") -> Source:
-    """A CSV file's ``columns`` (all if None) as text, row ids by record (§3, §4.2)."""
-    name = os.fspath(path)
+def csv_header(path: Path, delimiter: str = ",", name: str | None = None) -> Header:
+    """A CSV file's header record, checked: there is one, it is not empty, and it
+    is UTF-8 (§4.2).  ``name`` is how messages call the file (default: ``path``)."""
+    name = os.fspath(path) if name is None else name
     header = read_header(path, delimiter)
     if header.names is None:
         raise DataError(f"{name}: the file is empty; a CSV file needs a header line")
@@ -367,6 +375,14 @@ def read_csv(path: Path, columns: list[str] | None, delimiter: str = ",") -> Sou
             f"{name}: line 1 (the header) is not valid UTF-8; facet reads CSV as UTF-8, "
             "so convert the file (e.g. iconv -f latin1 -t utf-8)"
         )
+    return header
+
+
+def read_csv(path: Path, columns: list[str] | None, delimiter: str = ",") -> Source:
+    """A CSV file's ``columns`` (all if None) as text, row ids by record (§3, §4.2)."""
+    name = os.fspath(path)
+    header = csv_header(path, delimiter)
+    assert header.names is not None  # csv_header refuses a file without a header
     _check_columns(header.names, name, columns, frame=False)
     names = _unique_names(header.names)
     wanted = names if columns is None else [c for c in names if c in set(columns)]
@@ -391,7 +407,18 @@ def _from_arrow_like(table: pa.Table, name: str, columns: list[str] | None) -> S
     if columns is not None:
         used = set(columns)
         table = table.select([i for i, c in enumerate(header) if c in used])
-    return Source(table, name, False, header, num_rows)
+    return Source(_decimal128(table), name, False, header, num_rows)
+
+
+def _decimal128(table: pa.Table) -> pa.Table:
+    """``table`` with its decimal32/decimal64 columns as decimal128 of the same
+    precision and scale (exact; Arrow's kernels take decimal128 and decimal256)."""
+    for i, field in enumerate(table.schema):
+        typ = field.type
+        if pa.types.is_decimal(typ) and typ.bit_width < 128:
+            column = table.column(i).cast(pa.decimal128(typ.precision, typ.scale))
+            table = table.set_column(i, field.with_type(column.type), column)
+    return table
 
 
 def _first_line(err: BaseException) -> str:
@@ -413,17 +440,47 @@ def _from_pandas(df: Any, name: str, columns: list[str] | None) -> Source:
     _check_columns(header, name, columns, frame=True)
     used = None if columns is None else set(columns)
     keep = [i for i, c in enumerate(header) if used is None or c in used]
+    failures = (pa.ArrowException, ValueError, TypeError, OverflowError)
     try:
         table = pa.Table.from_pandas(df.iloc[:, keep], preserve_index=False)
-    except (pa.ArrowException, ValueError, TypeError) as err:
+    except failures as err:
+        arrays = []
         for i in keep:
             try:
-                pa.Array.from_pandas(df.iloc[:, i])
-            except (pa.ArrowException, ValueError, TypeError) as col_err:
-                raise _frame_error(name, header[i], col_err) from None
-        raise DataError(f"{name}: cannot convert the frame to Arrow: {err}") from None
+                arrays.append(pa.Array.from_pandas(df.iloc[:, i]))
+            except failures as col_err:
+                big = _python_ints(df.iloc[:, i])
+                if big is None:
+                    raise _frame_error(name, header[i], col_err) from None
+                arrays.append(big)
+        try:
+            table = pa.table(arrays, names=[str(i) for i in keep])
+        except failures:
+            raise DataError(f"{name}: cannot convert the frame to Arrow: {err}") from None
     table = table.rename_columns([header[i] for i in keep]).replace_schema_metadata(None)
     return Source(table, name, False, header, len(df))
+
+
+def _python_ints(column: Any) -> pa.Array | None:
+    """A pandas ``object`` column of Python ints that Arrow refused (past int64) as
+    uint64 when they fit it, else as a decimal with scale 0 (exact, §4.1); None
+    for any other column.  Only on that error path: a loop per value."""
+    import numpy as np
+
+    values = [None if v is None or (isinstance(v, float) and v != v) else v for v in column]
+    ints = [v for v in values if v is not None]
+    if not ints or not all(
+        isinstance(v, int | np.integer) and not isinstance(v, bool) for v in ints
+    ):
+        return None
+    low, high = int(min(ints)), int(max(ints))
+    if low >= 0 and high < 2**64:
+        return pa.array([None if v is None else int(v) for v in values], pa.uint64())
+    digits = len(str(max(abs(low), abs(high))))
+    if digits > 76:
+        return None
+    typ = pa.decimal128(38, 0) if digits <= 38 else pa.decimal256(76, 0)
+    return pa.array([None if v is None else Decimal(int(v)) for v in values], typ)
 
 
 def _from_polars(data: Any, name: str, columns: list[str] | None) -> Source:

@@ -33,7 +33,9 @@ def decimals_as_unscaled(parts: list[pa.Array]) -> list[pa.Array] | None:
     fit: a decimal128 of precision <= 18 is its unscaled integer (the low word of its
     128 bits), rescaled to the largest scale of the parts.  ``None`` when some part
     does not fit (a float, a decimal256, too many digits): rank exactly instead."""
+    # a negative scale (decimal128(5, -2) holds multiples of 100) rescales to 0
     scale = max((p.type.scale for p in parts if pa.types.is_decimal(p.type)), default=0)
+    scale = max(scale, 0)
     if scale > 18:  # 10**scale is beyond int64 whatever the values
         return None
     out = []

@@ -6,8 +6,10 @@ exactly the violations holding a row of its batch; a bad batch changes nothing."
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from datetime import date, datetime
 from pathlib import Path
 
 import numpy as np
@@ -182,6 +184,44 @@ def test_typed_batches_convert_exactly_or_are_refused():
     with pytest.raises(FacetInputError, match="column 'a' is double in the batch but int64"):
         det.append(frac)
     assert det.rows == 4
+
+
+@pytest.mark.parametrize(
+    ("table", "batch", "why"),
+    [  # a probe's findings: each was accepted, reading the values as something else
+        (pa.array([date(2024, 1, 2)]), pa.array([datetime(2024, 1, 2, 12)]), "a value would"),
+        (pa.array([datetime(2024, 1, 1)]), pa.array([1704153600]), "(int, not timestamp)"),
+        (pa.array([1, 2]), pa.array([datetime(2024, 1, 1)]), "(timestamp, not int)"),
+        (pa.array(["1", "x"]), pa.array([1]), "(int, not text)"),
+        (pa.array([1, 2]), pa.array(["2"]), "(text, not int)"),
+        (pa.array(["a"]), pa.array([True]), "(bool, not text)"),
+        (pa.array(["a"]), pa.array([b"a"]), "(binary, not text)"),
+        (pa.array([True, False]), pa.array([2]), "a value would change"),
+    ],
+)
+def test_a_batch_column_of_another_kind_or_inexact_is_refused(table, batch, why):
+    det = facet.Detector(pa.table({"a": table}), dcs=["not(t.a = t'.a)"])
+    with pytest.raises(FacetInputError, match=re.escape(why)):
+        det.append(pa.table({"a": batch}))
+    assert det.rows == len(table)
+
+
+def test_a_nan_in_a_float_batch_is_null_against_an_int_column():
+    """A float NaN is NULL (§2), from pyarrow as from pandas: 2.0 and NaN go
+    into an int64 column (a pyarrow batch was refused; a probe's finding)."""
+    import pandas as pd
+
+    for batch in (pa.table({"a": [2.0, float("nan")]}), pd.DataFrame({"a": [2.0, np.nan]})):
+        det = facet.Detector(pa.table({"a": [1, 2, 3]}), dcs=["not(t.a > t'.a)"])
+        assert det.append(batch).dcs[0].violations == 2  # (1, 3) and (2, 3)
+        assert det.totals()["total_violations"] == 3 + 2
+
+
+def test_a_date_column_takes_timestamps_at_midnight_and_bools_take_0_and_1():
+    det = facet.Detector(pa.table({"a": pa.array([date(2024, 1, 2)])}), dcs=["not(t.a = t'.a)"])
+    assert det.append(pa.table({"a": pa.array([datetime(2024, 1, 2)])})).dcs[0].violations == 2
+    det = facet.Detector(pa.table({"b": [True, False]}), dcs=["not(t.b = t'.b)"])
+    assert det.append(pa.table({"b": pa.array([1, 0], pa.int8())})).dcs[0].violations == 4
 
 
 def test_append_on_the_command_line(tmp_path):

@@ -193,6 +193,9 @@ def test_where_errors(tmp_path):
         det.where("nte = 'x'")
     with pytest.raises(FacetInputError, match=r"where_columns: unknown column 'nope'"):
         facet.Detector(table, dcs=["not(t.a < t'.a)"], where_columns=["nope"])
+    wide = table.append_column("Notes", pa.array(["a", "b", "c"]))
+    with pytest.raises(FacetInputError, match=r"unknown column 'Note'.*did you mean 'note'"):
+        facet.detect(wide, dcs=["not(t.a < t'.a)"], where="Note = 'x'")  # names keep case
     assert det.where("a > 1").dcs[0].violations == 3  # the detector still answers
 
 
@@ -304,3 +307,20 @@ def test_real_data_scopes_equal_duckdb_pairs(where):
         want = scoped(duckdb_pairs(TAX, dc, type_dcs), scope)
         assert counted.dcs[i].violations == len(want), dc.canonical()
         assert _pairs_of(listed, i) == want, dc.canonical()
+
+
+@pytest.mark.parametrize("columns", [["e"], ["e", "B"]])
+def test_a_scope_written_to_json_carries_where_and_scope_rows(tmp_path, columns):
+    """``det.where(..., out='x.json')`` writes what ``facet.detect(where=...)``
+    writes, ``where`` and ``scope_rows`` included (they were missing from the
+    file; a probe's finding)."""
+    import json
+
+    t = pa.table({"A": pa.array([1, 1, 1]), "e": pa.array([1, 2, 3]), "B": [1, 2, 3]})
+    dcs = ["not(t.A = t'.A)"] if len(columns) == 1 else ["not(t.A = t'.A and t.B < t'.B)"]
+    det = facet.Detector(t, dcs=dcs, where_columns=columns)
+    det.where("e = 1", out=tmp_path / "det.json")
+    facet.detect(t, dcs=dcs, where="e = 1", out=tmp_path / "one.json")
+    got, want = (json.loads((tmp_path / f).read_text()) for f in ("det.json", "one.json"))
+    assert (got["where"], got["scope_rows"]) == (want["where"], want["scope_rows"]) == ("e = 1", 1)
+    assert got["dcs"][0]["violations"] == want["dcs"][0]["violations"] == 4 // len(columns)

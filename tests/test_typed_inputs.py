@@ -246,6 +246,54 @@ def test_decimals_compare_exactly(typ):
         assert len(check(t, "not(t.a < t'.a)")) == con.sql(sql).fetchall()[0][0]
 
 
+@pytest.mark.parametrize("typ", [pa.decimal128(5, -2), pa.decimal128(18, -1), pa.decimal32(5, 2),
+                                 pa.decimal64(12, 2), pa.decimal128(30, -2)])  # fmt: skip
+def test_decimals_of_every_width_and_negative_scales_compare_exactly(typ):
+    """decimal128(5, -2) holds multiples of 100: it met ints and constants a
+    factor of 100 off (silently); decimal32/64 were an internal error (probe
+    findings)."""
+    vals = [Decimal("1E+2"), Decimal("3E+2"), Decimal("1E+2"), None, Decimal("-2E+2")]
+    if typ.scale > 0:
+        vals = [None if v is None else v / 100 for v in vals]
+    t = pa.table({"n": pa.array(vals, typ), "i": pa.array([100, 299, 1, 3, -200])})
+    for text in ("not(t.n = 100)", "not(t.n > 150)", "not(t.n = 1)", "not(t.n = t.i)",
+                 "not(t.n > t.i)", "not(t.n = t'.i)", "not(t.n < t'.i)", "not(t.n = t'.n)",
+                 "not(t.n < t'.n)", "not(t.n <= 2.5)"):  # fmt: skip
+        check(t, text)
+
+
+def test_times_of_day_of_two_units_compare_in_the_finer():
+    """The coarser column first was an internal error: it was cast to its unit."""
+    t = pa.table({"s": pa.array([1, 2], pa.time32("s")),
+                  "ns": pa.array([10**9, 2 * 10**9 + 1], pa.time64("ns"))})  # fmt: skip
+    got = facet.detect(t, dcs=["not(t.s < t.ns)", "not(t.ns > t.s)", "not(t.s = t'.ns)",
+                               "not(t.s = t.ns)"])  # fmt: skip
+    assert [d.violations for d in got.dcs] == [1, 1, 0, 1]
+
+
+def test_a_duration_the_finer_unit_cannot_hold_is_bad_input():
+    t = pa.table({"a": pa.array([10**12, 1], pa.duration("s")),
+                  "b": pa.array([1, 2], pa.duration("ns"))})  # fmt: skip
+    with pytest.raises(FacetError, match="column 'a' holds a duration outside the range of"):
+        facet.detect(t, dcs=["not(t.a > t'.b)"])
+
+
+def test_pandas_python_ints_past_int64_compare_exactly():
+    """An ``object`` column of Python ints Arrow refuses (past int64) is read as
+    uint64, or as a decimal of scale 0 (an OverflowError escaped before)."""
+    import pandas as pd
+
+    for vals in ([1, 2**64 - 1, 3, None], [1, 2**70, -5, None, 2**70]):
+        frame = pd.DataFrame({"o": pd.Series(vals, dtype=object)})
+        want = {(i, j) for i, a in enumerate(vals) for j, b in enumerate(vals)
+                if i != j and a is not None and b is not None and a < b}  # fmt: skip
+        got = facet.detect(frame, dcs=["not(t.o < t'.o)"], output="pairs").pairs()
+        assert set(zip(got["t1"].to_pylist(), got["t2"].to_pylist(), strict=True)) == want
+    mixed = pd.DataFrame({"o": pd.Series([1, 2**64, "x"], dtype=object)})
+    with pytest.raises(FacetError, match="column 'o' cannot be converted to Arrow"):
+        facet.detect(mixed, dcs=["not(t.o < t'.o)"])
+
+
 def test_float32_constant_is_float32():
     t = pa.table({"a": pa.array([0.1, 0.2, 0.30000001192092896], pa.float32())})
     assert check(t, "not(t.a = 0.1)") == {0}
