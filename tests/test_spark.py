@@ -857,7 +857,8 @@ def test_parquet_columns_spark_reads_exactly_or_refuses_in_one_line(spark, tmp_p
 
 def _pair_set(result) -> set:
     t = result.pairs()
-    return set(zip(t.column("t1").to_pylist(), t.column("t2").to_pylist(), strict=True))
+    cols = [t.column(c).to_pylist() for c in ("dc", "t1", "t2")]
+    return set(zip(*cols, strict=True)) if len({*cols[0]}) > 1 else set(zip(*cols[1:], strict=True))
 
 
 def test_paths_are_read_literally_and_headers_keep_their_case(spark, tmp_path):
@@ -899,15 +900,68 @@ def test_a_folder_of_files_numbers_rows_by_sorted_path_then_row(spark, tmp_path)
     assert dist.rows == len(rows) and _pair_set(dist) == want
 
 
-def test_csv_that_spark_refuses_is_bad_input(spark, tmp_path):
-    """A record with too few fields (a JVM error, exit 3, before) and an empty
-    file are bad input on Spark too: one line, FacetInputError (exit 2)."""
+#: CSV files Spark's own reader reads differently from facet's loader (a
+#: probe's findings), and files every reader must get right
+_CSV_CASES = {
+    "empty-lines.csv": b"a\nx\n\nx\n\ny\n",  # one column: an empty line is a NULL row
+    "empty-line-2.csv": b"a,b\n1,2\n\n3,4\n",  # several: refused, naming line 3
+    "quoted-crlf.csv": b'a,b\n1,"x\r\ny"\n1,"x\ny"\n',  # \r\n and \n differ
+    "bad-utf8.csv": b"a,b\n1,\xff\n1,z\n",  # refused in a used column
+    "bad-utf8-unused.csv": b"a,c,b\n1,\xff,z\n1,y,z\n",  # fine in an unused one
+    "after-quote.csv": b'a,b\n1,"ab"c\n1,abc\n',  # "ab"c reads as abc
+    "short.csv": b"a,b\n1,x\n2\n3,c\n",
+    "empty.csv": b"",
+    "header-only.csv": b"a,b\n",
+    "bom.csv": b"\xef\xbb\xbfa,b\n1,x\n1,y\n",
+    "quoted-header.csv": b'"a\nz",a,b\n1,1,x\n2,1,y\n',
+    "repeated-unused.csv": b"a,c,c,,b\n1,2,3,4,x\n1,2,3,4,y\n",
+    "tabs.tsv": b'a\tb\n1\t"x\ty"\n1\tz\n',
+    "no-extension": b"a,b\n1,x\n1,y\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CSV_CASES) + ["packed.csv.gz", "packed.csv.xz"])
+def test_csv_reads_as_the_local_loader_reads_it(spark, tmp_path, name):
+    """A local CSV file is read by facet's loader in an executor, so Spark's
+    answer -- rows, tids, pairs, or the one-line error -- is the local one
+    (Spark's reader skipped empty lines, turned a quoted \\r\\n into \\n and bad
+    bytes into U+FFFD, and its refusals were its own; a probe's findings)."""
+    import gzip
+    import lzma
+
+    from facet.errors import FacetInputError
+
+    path = tmp_path / name
+    pack = {".gz": gzip.compress, ".xz": lzma.compress}.get(path.suffix, lambda b: b)
+    path.write_bytes(pack(_CSV_CASES.get(name, b"a,b\n1,x\n1,y\n2,\n")))
+    dcs = ["not(t.a = t'.a and t.b != t'.b)", "not(t.a = t'.a)"]
+    if name == "empty-lines.csv":
+        dcs = ["not(t.a = t'.a)", "not(t.a = t.a)"]
+    outcomes = []
+    for engine in ("local", "spark"):
+        try:
+            got = facet.detect(str(path), dcs=dcs, engine=engine, output="pairs")
+        except FacetInputError as err:
+            outcomes.append(("error", str(err)))
+        else:
+            outcomes.append((got.rows, [d.violations for d in got.dcs], _pair_set(got)))
+    assert outcomes[1] == outcomes[0]
+    errors = {"empty-line-2.csv", "bad-utf8.csv", "short.csv", "empty.csv"}
+    assert (outcomes[0][0] == "error") == (name in errors), outcomes[0]
+    if name == "empty-lines.csv":
+        assert outcomes[0][:2] == (5, [2, 3])
+
+
+def test_a_remote_csv_that_spark_refuses_is_bad_input(spark, tmp_path):
+    """A CSV file behind a URL is read by Spark's own reader: a record with too
+    few fields (a JVM error, exit 3, before) and an empty file are bad input
+    there too: one line, FacetInputError (exit 2)."""
     from facet.errors import FacetInputError
 
     short = tmp_path / "short.csv"
     short.write_text("k,v\n1,a\n2\n3,c\n")
     with pytest.raises(FacetInputError, match=r"short.csv: a CSV record does not match the header"):
-        facet.detect(str(short), dcs=["k -> v"], engine="spark")
+        facet.detect(short.as_uri(), dcs=["k -> v"], engine="spark")
     empty = tmp_path / "empty.csv"
     empty.write_text("")
     with pytest.raises(FacetInputError, match="the file is empty; a CSV file needs a header line"):

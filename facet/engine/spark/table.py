@@ -1,11 +1,13 @@
 """A table on Spark: its rows with dense tids, and the typing every task uses
 (docs/semantics.md §3 for tids, §4 for typing).
 
-* Paths are read by Spark: CSV in facet's dialect (header, RFC 4180 quoting,
-  records across lines, every cell text; an empty field, quoted or not, is
-  NULL -- the tasks turn ``""`` into NULL), Parquet as typed.  Other inputs
-  (Arrow IPC, pyarrow/pandas/Polars tables) are read by facet's loader and
-  handed to Spark.
+* A local CSV file (plain or compressed) is read by facet's loader in one
+  executor task, each row with its tid, exactly as the local engine reads it;
+  Parquet by Spark's executors, typed; a CSV file behind a URL by Spark's
+  reader in facet's dialect as far as it goes (header, RFC 4180 quoting,
+  records across lines, every cell text; docs §3 lists what differs).  Other
+  inputs (Arrow IPC, pyarrow/pandas/Polars tables) are read by facet's loader
+  on the driver and handed to Spark.
 * Tids are input positions, found without moving rows: Spark's
   ``monotonically_increasing_id`` (partition index and position in it) turned
   dense by the row counts of the partitions before it.  A DataFrame may name
@@ -20,16 +22,30 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from facet.column_types import ColumnUse
-from facet.encoding import ordered_text_warning, text_kinds, unparsed_warning
-from facet.engine.spark.tasks import INTERNAL, TEXT_FACTS_SCHEMA, TID, ddl, text_facts_job
+from facet.encoding import (
+    ordered_text_warning,
+    text_kinds,
+    unknown_column_named,
+    unparsed_warning,
+)
+from facet.engine.spark.tasks import (
+    INTERNAL,
+    TEXT_FACTS_SCHEMA,
+    TID,
+    csv_read_job,
+    ddl,
+    task_input_error,
+    text_facts_job,
+)
 from facet.errors import DataError, FacetInputError
-from facet.loading import Source, load, source_name
+from facet.loading import Source, csv_delimiter, csv_header, load, source_name
 
 
 @dataclass
@@ -65,10 +81,12 @@ def read_frame(
         path = os.fspath(data)
         if not os.path.exists(path) and "://" not in path:
             raise DataError(f"{path}: no such file")
+        if "://" not in path and os.path.isfile(path):
+            delimiter = csv_delimiter(Path(path))
+            if delimiter is not None:
+                return _csv_frame(spark, path, delimiter, columns or [])
         kind = _path_kind(path)
-        if kind == "csv" and os.path.isfile(path) and os.path.getsize(path) == 0:
-            raise DataError(f"{path}: the file is empty; a CSV file needs a header line")
-        if kind == "csv":
+        if kind == "csv":  # a remote store's file: Spark's own reader
             frame = (
                 spark.read.option("header", True)
                 .option("multiLine", True)
@@ -90,6 +108,26 @@ def read_frame(
             source = Source(source.table.select(keep), source.name, source.text,
                             source.all_columns, source.num_rows)  # fmt: skip
     return _from_source(spark, source), source.name, source.text, list(source.all_columns)
+
+
+def _csv_frame(
+    spark: Any, path: str, delimiter: str, columns: list[str]
+) -> tuple[Any, str, bool, list[str]]:
+    """A local CSV file read as the local engine reads it: its header here (the
+    same checks), its records by facet's loader in one executor task
+    (:func:`csv_read_job`), the used ``columns`` as text with each row's tid."""
+    from pyspark.sql import types as T  # noqa: N812 - Spark's convention
+
+    header = csv_header(Path(path), delimiter, path)
+    names = header.names or []
+    keep = [c for c in dict.fromkeys(columns) if names.count(c) == 1]
+    schema = T.StructType(
+        [T.StructField(TID, T.LongType(), False)]
+        + [T.StructField(c, T.StringType(), True) for c in keep]
+    )
+    where = os.path.abspath(path)
+    seed = spark.createDataFrame([(where,)], "path string").coalesce(1)
+    return seed.mapInArrow(csv_read_job(where, path, keep), schema), path, True, names
 
 
 #: characters Hadoop's path globbing reads as a pattern
@@ -305,6 +343,9 @@ def spark_table(
     try:  # the first actions read the rows: Spark's CSV reader may refuse one
         framed, rows = _numbered(spark, frame, data, text, cols, id_column)
     except Exception as err:  # noqa: BLE001 - re-raised unless it is that refusal
+        message = task_input_error(err)
+        if message is not None:
+            raise DataError(message) from None
         malformed = malformed_record(err)
         if malformed is None:
             raise
@@ -336,6 +377,16 @@ def _numbered(
     """The used columns with their tids, persisted, and the row count."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
+    from facet.engine.spark.connect import session_cores
+
+    if TID in frame.columns:  # a local CSV file, read with its tids in one task:
+        # kept while the rows are spread by tid ranges over every core
+        read = frame.select(TID, *cols).persist()
+        rows = read.count()
+        framed = read.repartitionByRange(2 * session_cores(spark), TID).persist()
+        framed.count()
+        read.unpersist()
+        return framed, rows
     if id_column is not None:
         framed = frame.select(F.col(quoted(id_column)).cast("long").alias(TID), *cols)
     elif isinstance(data, str | os.PathLike) and "://" not in os.fspath(data):
@@ -350,8 +401,6 @@ def _numbered(
     if text and isinstance(data, str | os.PathLike):
         # a multi-line CSV is read as one partition per file: spread its numbered
         # rows by tid ranges, so the per-batch jobs run on every core
-        from facet.engine.spark.connect import session_cores
-
         framed = framed.repartitionByRange(2 * session_cores(spark), TID)
     framed = framed.persist()
     return framed, framed.count()
@@ -360,12 +409,8 @@ def _numbered(
 def _check_columns(
     name: str, all_columns: list[str], use: ColumnUse, schema: dict[str, str], id_column: str | None
 ) -> None:
-    import difflib
-
     def unknown(col: str, where: str) -> FacetInputError:
-        close = difflib.get_close_matches(col, all_columns, n=1)
-        hint = f"did you mean '{close[0]}'?" if close else "check the spelling and the header"
-        return FacetInputError(f"{where}: unknown column '{col}' in {name}; {hint}")
+        return unknown_column_named(col, all_columns, name, where)
 
     for c in schema:
         if c not in all_columns:

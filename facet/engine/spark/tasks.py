@@ -27,10 +27,11 @@ from facet.engine.filters import filter_mask
 from facet.engine.groups import Groups
 from facet.engine.local import LocalEngine
 from facet.engine.statistics import value_hashes
+from facet.errors import DataError
 from facet.kernels import expand, hashing  # modules, not kernels: see below
 from facet.language.ast import DC
 from facet.language.normalize import NormalDC, normalize
-from facet.loading import Source
+from facet.loading import Source, load
 from facet.planner.config import Config
 from facet.planner.plan import Plan, Stage
 
@@ -74,6 +75,47 @@ class TaskSpec:
     def __post_init__(self) -> None:
         if not self.normal:
             self.normal = [normalize(d) for d in self.dcs]
+
+
+# ------------------------------------------------------------------ reading
+
+#: brackets a bad-input message raised in a task, for the driver to find in
+#: the error Spark reports (:func:`task_input_error`)
+INPUT_ERROR = ("<facet-input-error>", "</facet-input-error>")
+
+
+def task_input_error(err: BaseException) -> str | None:
+    """The bad-input message a task raised (bracketed by :data:`INPUT_ERROR`), if
+    ``err`` (what Spark reports on the driver) carries one."""
+    text = str(err)
+    start = text.find(INPUT_ERROR[0])
+    end = text.find(INPUT_ERROR[1], start + 1)
+    if start < 0 or end < 0:
+        return None
+    return text[start + len(INPUT_ERROR[0]) : end]
+
+
+def csv_read_job(path: str, name: str, columns: list[str]) -> Callable:
+    """Read the CSV file at ``path`` (absolute, as every executor finds it) as the
+    local engine reads it (:func:`facet.loading.load`: RFC 4180, every cell text,
+    an empty field NULL, empty lines and bad bytes as docs/semantics.md §4.2 says)
+    in the one task that is handed a row: ``columns`` as text, each row with its
+    tid (its record's position).  Bad input raises its one-line message, naming
+    the file as ``name``, bracketed for the driver."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        if not sum(b.num_rows for b in batches):
+            return
+        try:
+            source = load(path, columns)
+        except DataError as err:
+            message = str(err).replace(path, name)
+            raise DataError(f"{INPUT_ERROR[0]}{message}{INPUT_ERROR[1]}") from None
+        tids = pa.array(np.arange(source.num_rows, dtype=np.int64))
+        table = pa.table([tids, *source.table.select(columns).columns], names=[TID, *columns])
+        yield from table.to_batches(max_chunksize=1 << 17)
+
+    return run
 
 
 # ------------------------------------------------------------------ typing and encoding
