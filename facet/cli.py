@@ -9,6 +9,7 @@ column); tracebacks only with ``--debug``.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
 import os
@@ -42,10 +43,26 @@ _display: Any = None
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors and exit code 2."""
+    """argparse with one-line errors and exit code 2, options only by their full
+    names (``explain --out x.csv`` was taken for ``--output x.csv``), and an
+    unknown option pointing to its command's help."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise FacetInputError(f"{message} (see '{self.prog} --help')")
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
+        known, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = getattr(known, "command", None)
+            prog = f"{self.prog} {command}" if command else self.prog
+            raise FacetInputError(
+                f"unrecognized arguments: {' '.join(extras)} (see '{prog} --help')"
+            )
+        return known
 
 
 class _SchemaAppend(argparse.Action):
@@ -349,8 +366,8 @@ def _text_report(result: Any, width: int) -> str:
     the numbers mean."""
     n = len(result.dcs)
     summary = (
-        f"{result.rows:,} rows, {n} DC{'s' if n != 1 else ''}, "
-        f"{result.total_violations:,} violations"
+        f"{result.rows:,} row{'s' if result.rows != 1 else ''}, {n} DC{'s' if n != 1 else ''}, "
+        f"{result.total_violations:,} violation{'s' if result.total_violations != 1 else ''}"
     )
     load = f"(load {result.load_seconds:.2f} s)"
     source = _fit_path(str(result.source), width - 1)
@@ -587,7 +604,7 @@ def run_report(args: argparse.Namespace) -> int:
             _display.close()
         _display = None
     print(
-        f"{result.source}: {result.rows:,} rows, {len(result.dcs)} DC(s), "
+        f"{result.source}: {result.rows:,} row{'s' if result.rows != 1 else ''}, {len(result.dcs)} DC(s), "
         f"{result.total_violations:,} violations; report written to {args.out}"
     )
     if result.total_violations and not args.exit_zero:
@@ -719,19 +736,36 @@ def _timed_out(err: DeadlineExceeded) -> int:
     return EXIT_INTERNAL
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, process: bool = False) -> int:
     """The ``facet`` command line; returns its exit code (README, "Exit codes, errors, limits and progress")."""
     _signalled.clear()
     if threading.current_thread() is not threading.main_thread():
         return _main(argv)
+    from facet.sinks.publish import BEFORE_PUBLISH
+
+    previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, _on_sigterm)
-    previous = signal.getsignal(signal.SIGINT)
-    if previous is signal.default_int_handler:
+    if previous[0] is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_sigint)
+    BEFORE_PUBLISH.append(_ignore_signals)
     try:
         return _main(argv)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        BEFORE_PUBLISH.remove(_ignore_signals)
+        if not process:  # a process of its own (entry) exits ignoring them
+            signal.signal(signal.SIGINT, previous[0])
+            signal.signal(signal.SIGTERM, previous[1])
+
+
+def _ignore_signals() -> None:
+    """From the moment an ``--out`` file is renamed into place, the run is
+    finished: a SIGINT/SIGTERM then (one pending is dropped too) no longer
+    stops it, so an exit code of 130/143 always means no file was written
+    (the handlers come back when :func:`main` returns, unless it is the
+    process's own)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def _main(argv: list[str] | None) -> int:
@@ -797,6 +831,9 @@ def _main(argv: list[str] | None) -> int:
                 file=sys.stderr,
             )
             return EXIT_BAD_INPUT
+        if isinstance(err, OSError) and err.errno in _NO_ROOM:  # stdout on a full disk
+            print(_no_room(err), file=sys.stderr)
+            return EXIT_BAD_INPUT
         msg = str(err).splitlines()[0] if str(err) else ""
         print(
             f"{PROG}: internal error: {type(err).__name__}: {msg} "
@@ -804,6 +841,17 @@ def _main(argv: list[str] | None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+#: a write that found no room: the disk or the quota is full, or the file too large
+_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
+def _no_room(err: OSError) -> str:
+    return (
+        f"{PROG}: error: cannot write the output: {err.strerror}; free some space, or "
+        "send it elsewhere (--out FILE)"
+    )
 
 
 def _malformed_record(err: BaseException) -> str | None:
@@ -844,7 +892,18 @@ def entry() -> None:
     of its own."""
     argv = sys.argv[1:]
     _skip_unused_imports(argv)
-    sys.exit(main(argv))
+    code = main(argv, process=True)
+    _ignore_signals()  # the outcome is decided: a late signal does not change the exit code
+    try:
+        sys.stdout.flush()  # what is still buffered, here rather than at exit
+    except BrokenPipeError:
+        pass
+    except OSError as err:
+        if err.errno not in _NO_ROOM:
+            raise
+        print(_no_room(err), file=sys.stderr)
+        code = EXIT_BAD_INPUT
+    sys.exit(code)
 
 
 if __name__ == "__main__":

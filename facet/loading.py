@@ -359,10 +359,36 @@ def _reject_empty_lines(
         )
 
 
+def _binary_kind(path: Path) -> str | None:
+    """``"a Parquet"`` or ``"an Arrow IPC"`` for a file of that format by its
+    first and last bytes (not a CSV file that happens to start like one)."""
+    if path.suffix.lower() in _COMPRESSED:
+        return None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 6))
+            tail = f.read(6)
+    except OSError:
+        return None
+    if head.startswith(b"PAR1") and tail.endswith(b"PAR1"):
+        return "a Parquet"
+    if (head.startswith(b"ARROW1") and tail == b"ARROW1") or head[:4] == b"\xff\xff\xff\xff":
+        return "an Arrow IPC"
+    return None
+
+
 def csv_header(path: Path, delimiter: str = ",", name: str | None = None) -> Header:
     """A CSV file's header record, checked: there is one, it is not empty, and it
     is UTF-8 (§4.2).  ``name`` is how messages call the file (default: ``path``)."""
     name = os.fspath(path) if name is None else name
+    binary = _binary_kind(path)
+    if binary is not None:
+        ext = ".parquet" if binary == "a Parquet" else ".arrow"
+        raise DataError(
+            f"{name}: this is {binary} file, but its name says CSV; rename it to end in "
+            f"{ext} (or to have no extension)"
+        )
     header = read_header(path, delimiter)
     if header.names is None:
         raise DataError(f"{name}: the file is empty; a CSV file needs a header line")
@@ -618,6 +644,20 @@ def _check_path(path: Path, name: str) -> None:
         ) from None
 
 
+def _validate(table: pa.Table, name: str) -> None:
+    """Refuse a Parquet or Arrow file whose read columns are malformed (string
+    offsets or dictionary indices out of bounds, bad UTF-8): Arrow's readers
+    leave such checks to the caller, and a kernel reading them would crash or
+    answer from garbage."""
+    try:
+        table.validate(full=True)
+    except (pa.ArrowInvalid, pa.ArrowException) as err:
+        raise DataError(
+            f"cannot read '{name}': the file is corrupt ({_first_line(err)}); "
+            "write it again from its source"
+        ) from None
+
+
 def load(data: Any, columns: list[str] | None = None) -> Source:
     """Load ``data`` (a path, a pyarrow/pandas/Polars table, an Arrow stream) as Arrow.
 
@@ -630,9 +670,16 @@ def load(data: Any, columns: list[str] | None = None) -> Source:
         path = Path(data)
         _check_path(path, name)
         try:
-            return _load_path(path, name, columns)
+            source = _load_path(path, name, columns)
+            if not source.text:  # a file's buffers are checked before any kernel reads them
+                _validate(source.table, name)
+            return source
         except DataError:
             raise
+        except PermissionError:
+            raise DataError(
+                f"cannot read '{name}': permission denied; check the file's permissions"
+            ) from None
         except (pa.ArrowInvalid, pa.ArrowIOError, OSError, lzma.LZMAError, EOFError) as err:
             msg = str(err).splitlines()[0] if str(err) else type(err).__name__
             raise DataError(

@@ -186,8 +186,9 @@ class Result:
 
     def to_text(self) -> str:
         head = (
-            f"{self.source}: {self.rows:,} rows, {len(self.dcs)} DC"
-            f"{'s' if len(self.dcs) != 1 else ''}, {self.total_violations:,} violations "
+            f"{self.source}: {self.rows:,} row{'s' if self.rows != 1 else ''}, {len(self.dcs)} DC"
+            f"{'s' if len(self.dcs) != 1 else ''}, {self.total_violations:,} violation"
+            f"{'s' if self.total_violations != 1 else ''} "
             f"(load {self.load_seconds:.2f} s)"
         )
         rows = [("id", "name", "violations", "rows", "seconds", "dc")]

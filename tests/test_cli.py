@@ -432,6 +432,35 @@ def test_sigterm_leaves_no_output(tmp_path):
     assert not list(tmp_path.glob(".facet-*"))
 
 
+def test_a_signal_after_the_file_is_in_place_does_not_change_the_outcome(tmp_path):
+    """Once ``--out`` is renamed into place the run is finished: a SIGTERM then
+    leaves exit 1 and the file (it killed the process: exit -15 beside a
+    finished file, or 143 without "terminated"; a probe's finding), so 130/143
+    always means nothing was written."""
+    import signal
+
+    data = tmp_path / "t.csv"
+    data.write_text("a,b\n" + "".join(f"{i % 7},{i}\n" for i in range(3000)))
+    out = tmp_path / "cells.parquet"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "facet", "detect", str(data), "--dc", "a -> b",
+         "--output", "cells", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    for line in proc.stdout:  # the report is printed after the file is in place
+        if "written to" in line:
+            break
+    import time
+
+    while proc.poll() is None:  # signals until it exits
+        proc.send_signal(signal.SIGTERM if time.monotonic() % 0.02 < 0.01 else signal.SIGINT)
+        time.sleep(0.005)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    assert out.exists() and pq.read_table(out).num_rows > 0
+
+
 def test_no_command_is_one_error_line(capsys):
     code, out, err = run([], capsys)
     assert code == 2 and out == ""
@@ -550,3 +579,88 @@ def test_limit_with_an_output_it_does_not_cap_warns(emp, capsys, output):
     assert same(doc) == same(full) and doc.get(output) == full.get(output)
     code, out, err = run([*args[:-2], "--output", "pairs", "--limit", "1", "--exit-zero"], capsys)
     assert "ignored" not in err
+
+
+def _corrupt_ipc_files(tmp_path: Path) -> list[Path]:
+    """IPC files whose buffers lie (Arrow's readers leave that unchecked): a
+    string offset and a dictionary index far past their arrays."""
+    out = []
+    for name, city, old, new in (
+        ("offsets.arrow", pa.array(["x", "y", "z"]), [0, 1, 2, 3], [0, 1, 2, 2_000_000_000]),
+        ("indices.arrow", pa.array(["x", "y", "y"]).dictionary_encode(), [0, 1, 1],
+         [0, 1, 1_000_000_000]),
+    ):  # fmt: skip
+        path = tmp_path / name
+        table = pa.table({"zip": ["aa", "aa", "bb"], "city": city})
+        feather.write_feather(table, path, compression="uncompressed")
+        raw = path.read_bytes()
+        words = b"".join(v.to_bytes(4, "little") for v in old)
+        assert raw.count(words) == 1
+        path.write_bytes(raw.replace(words, b"".join(v.to_bytes(4, "little") for v in new)))
+        out.append(path)
+    return out
+
+
+def test_a_corrupt_arrow_file_is_bad_input_not_a_crash(tmp_path):
+    """Malformed IPC files made facet segfault (exit 139, no message; a probe's
+    finding): a file's buffers are validated before any kernel reads them."""
+    for path in _corrupt_ipc_files(tmp_path):
+        proc = subprocess.run(
+            [sys.executable, "-m", "facet", "detect", str(path), "--dc", "zip -> city"],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith(f"facet: error: cannot read '{path}': the file is corrupt (")
+        assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_an_unreadable_file_says_permission_denied(tmp_path, monkeypatch):
+    from facet import loading
+    from facet.errors import DataError
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    (tmp_path / "x.csv").write_text("a\n1\n")
+    monkeypatch.setattr(loading, "_load_path", denied)
+    with pytest.raises(DataError, match="x.csv': permission denied; check the file's permissions"):
+        loading.load(tmp_path / "x.csv")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+def test_stdout_on_a_full_disk_is_one_error_line():
+    """Output to a full device was an internal error asking for a bug report."""
+    data = ROOT / "data" / "tax" / "tax_dirty_0010k.csv"
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "facet", "detect", str(data), "--dc", "zip -> city",
+             "--output", "pairs"],
+            stdout=full, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "facet: error: cannot write the output: No space left on device; free some space, "
+        "or send it elsewhere (--out FILE)"
+    ]
+
+
+def test_options_are_taken_by_their_full_names_only(emp, capsys):
+    """``explain --out x.csv`` was read as ``--output x.csv`` (an abbreviation)."""
+    code, out, err = run(["explain", emp, "--dc", "a -> b", "--out", "x.csv"], capsys)
+    assert code == 2 and out == ""
+    assert err.strip() == (
+        "facet: error: unrecognized arguments: --out x.csv (see 'facet explain --help')"
+    )
+    code, _, err = run(["detect", emp, "--dc", "a -> b", "--form", "json"], capsys)
+    assert code == 2 and "(see 'facet detect --help')" in err
+
+
+def test_a_parquet_file_named_as_csv_says_so(tmp_path, capsys):
+    path = tmp_path / "table.txt"
+    pq.write_table(pa.table({"a": [1, 1], "b": [1, 2]}), path)
+    code, _, err = run(["detect", path, "--dc", "a -> b"], capsys)
+    assert code == 2
+    assert "this is a Parquet file, but its name says CSV; rename it to end in .parquet" in err
+    csv_path = tmp_path / "par.csv"  # a CSV file whose header starts like Parquet's magic
+    csv_path.write_text("PAR1,b\n1,1\n1,2\n")
+    assert run(["detect", csv_path, "--dc", "PAR1 -> b"], capsys)[0] == 1

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from facet.errors import FacetInputError
+from facet.sinks.publish import publish
 
 FORMATS = {
     ".parquet": "parquet",
@@ -113,7 +114,7 @@ class TextFile:
             f.write(text)
 
     def close(self) -> None:
-        os.replace(self.tmp, self.path)
+        publish(self.tmp, self.path)
 
     def abort(self) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -169,7 +170,7 @@ class TableWriter:
     def close(self) -> None:
         try:
             self._w.close()
-            os.replace(self.tmp, self.path)
+            publish(self.tmp, self.path)
         except OSError as err:
             raise self._failed(err) from None
 
