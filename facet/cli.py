@@ -628,34 +628,40 @@ def run_batches(args: argparse.Namespace, rules: list[Any]) -> int:
     )  # fmt: skip
     if args.sort:
         det.initial.sort_output()
-    reports = [("base", args.data, det.initial, (0, det.rows))]
+    reports = []
+
+    def report(label: str, path: Any, res: Any, first: int, end: int) -> None:
+        """Keep a part's report for the JSON document, or print it now (a later
+        batch's error then leaves the reports before it on stdout)."""
+        if args.format == "json":
+            doc = {"part": label, "path": str(path), "first_tid": first, "end_tid": end}
+            reports.append({**doc, **_full_dict(res)})
+            return
+        if label == "base":
+            print(f"== base: {path}")
+        else:
+            print(f"== {label}: {path} (tids {first:,}..{end - 1:,}): violations "
+                  "holding a row of this batch")  # fmt: skip
+        print(_text_report(res, _width()))
+        if res.output in ("pairs", "blocks"):
+            _print_pairs_text(res, sys.stdout)
+        elif res.output in ROWS:
+            _print_rows_text(res, sys.stdout)
+        print(flush=True)
+
+    report("base", args.data, det.initial, 0, det.rows)
     for k, batch in enumerate(args.append, 1):
         first = det.rows
         res = det.append(batch, output=args.output, timeout=args.timeout)
         if args.sort:
             res.sort_output()
-        reports.append((f"batch {k}", batch, res, (first, det.rows)))
+        report(f"batch {k}", batch, res, first, det.rows)
     totals = det.totals()
     if args.format == "json":
-        docs = []
-        for label, path, res, (first, end) in reports:
-            doc = {"part": label, "path": str(path), "first_tid": first, "end_tid": end}
-            docs.append({**doc, **_full_dict(res)})
-        sys.stdout.write(json.dumps({"base": docs[0], "batches": docs[1:], "totals": totals}))
+        doc = {"base": reports[0], "batches": reports[1:], "totals": totals}
+        sys.stdout.write(json.dumps(doc))
         sys.stdout.write("\n")
     else:
-        for label, path, res, (first, end) in reports:
-            if label == "base":
-                print(f"== base: {path}")
-            else:
-                print(f"== {label}: {path} (tids {first:,}..{end - 1:,}): violations "
-                      "holding a row of this batch")  # fmt: skip
-            print(_text_report(res, _width()))
-            if res.output in ("pairs", "blocks"):
-                _print_pairs_text(res, sys.stdout)
-            elif res.output in ROWS:
-                _print_rows_text(res, sys.stdout)
-            print()
         per_dc = ", ".join(f"DC {d['id']}: {d['violations']:,}" for d in totals["dcs"])
         print(
             f"== totals: {totals['rows']:,} rows after {totals['batches']} batch(es), "

@@ -162,7 +162,8 @@ class Detector:
         n_old = self._table.num_rows
         scope = np.zeros(combined.num_rows, np.bool_)
         scope[n_old:] = True
-        name = f"{self._name} + {loaded.name}"
+        earlier = f" + {self._batches} earlier batch{'es' if self._batches > 1 else ''}"
+        name = f"{self._name}{earlier if self._batches else ''} + {loaded.name}"
         extended = None
         t0 = time.perf_counter()
         if self._enc is not None and self.config.append_extends:

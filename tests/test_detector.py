@@ -239,3 +239,26 @@ def test_append_on_the_command_line(tmp_path):
     assert "== batch 2:" in text and f"{full.total_violations:,} violations" in text
     bad = subprocess.run([*exe, *args, "--where", "zip = 1"], capture_output=True, text=True)
     assert bad.returncode == 2 and "does not combine with --append" in bad.stderr
+
+
+def test_append_reports_stream_and_name_every_part(tmp_path):
+    """A bad batch after good ones leaves their reports on stdout (nothing was
+    printed before), and a batch's report names the batches before it (batch 2
+    named the base and itself only; a probe's findings)."""
+    (tmp_path / "base.csv").write_text("k,v\n1,a\n1,b\n")
+    (tmp_path / "b1.csv").write_text("k,v\n1,c\n")
+    (tmp_path / "b2.csv").write_text("k,v\n2,c\n2,d\n")
+    (tmp_path / "bad.csv").write_text("k\n1\n")
+    exe = [sys.executable, "-m", "facet", "detect", "base.csv", "--dc", "k -> v"]
+    args = ["--append", "b1.csv", "--append", "b2.csv", "--append", "bad.csv"]
+    proc = subprocess.run([*exe, *args], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "bad.csv: the batch has no column 'v'" in proc.stderr
+    heads = [line for line in proc.stdout.splitlines() if line.startswith("==")]
+    assert heads == [
+        "== base: base.csv",
+        "== batch 1: b1.csv (tids 2..2): violations holding a row of this batch",
+        "== batch 2: b2.csv (tids 3..4): violations holding a row of this batch",
+    ]
+    assert "base.csv + b1.csv: 3 rows" in proc.stdout
+    assert "base.csv + 1 earlier batch + b2.csv: 5 rows" in proc.stdout
