@@ -530,7 +530,13 @@ def _from_polars(data: Any, name: str, columns: list[str] | None) -> Source:
                 num_rows = int(data.select(pl.len()).collect().item())
                 return Source(pa.table({}), name, False, header, num_rows)
             data = data.select(keep).collect()
-        table = data.select(keep).to_arrow()
+        wide = [c for c in keep if schema[c] in (pl.Int128, getattr(pl, "UInt128", pl.Int128))]
+        # 128-bit integers, which Arrow has no type for: as text, then exact decimals
+        frame = data.select(keep).with_columns(pl.col(c).cast(pl.String) for c in wide)
+        table = frame.to_arrow()
+        for c in wide:
+            i = table.column_names.index(c)
+            table = table.set_column(i, c, table.column(i).cast(pa.decimal256(40, 0)))
     except Exception as err:  # noqa: BLE001 - polars raises many kinds; report it as data
         raise DataError(
             f"{name}: cannot convert the frame to Arrow: {_first_line(err)}; "

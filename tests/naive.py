@@ -214,6 +214,8 @@ def _const_value(const: Const, kind: str, typ: pa.DataType | None = None) -> Any
             return True
         if low in ("false", "0"):
             return False
+        if _NUMBER.fullmatch(low):  # a boolean is the number 0 or 1 (§4.4)
+            return int(low) if _INTEGER.fullmatch(low) else Decimal(low)
         raise ValueError(f"constant {text!r} is not a boolean")
     if kind == "time":
         return parse_iso_ns(text)

@@ -310,6 +310,10 @@ def test_boolean_constants():
     assert check(t, "not(t.b = true)") == {0, 3}  # a bare true is a boolean constant
     assert check(t, "not(t.b < t'.b)") == {(1, 0), (1, 3)}
     check(t, "not(t.b = t'.i)")
+    # a boolean is the number 0 or 1: any number meets it (§4.4)
+    assert check(t, "not(t.b = 2)") == set()
+    assert check(t, "not(t.b < 1.5)") == {0, 1, 3}
+    assert check(t, "not(t.b > 0.5)") == {0, 3}
     with pytest.raises(FacetError, match="true, false, 1 or 0"):
         facet.detect(t, dcs=['not(t.b = "yes")'])
 
@@ -739,3 +743,18 @@ def test_a_nanosecond_constant_beside_dates_beyond_its_range_says_so(tmp_path):
     assert "write the constant with fewer fraction digits" in err
     rc, out, err = cli_count(csv, "--dc", 'not(t.A < "2024-01-01T00:00:00.123456")')
     assert rc == 0 and out["dcs"][0]["violations"] == 2
+
+
+def test_polars_128_bit_integers_compare_exactly():
+    """Polars Int128/UInt128 (no Arrow type) were refused: read as exact decimals."""
+    pl = pytest.importorskip("polars")
+    a = [1, 2**127 - 1, -5, None, 2**100]
+    u = [0, 2**128 - 1, 3, 4, 2**100]
+    frame = pl.DataFrame({"a": pl.Series(a, dtype=pl.Int128), "u": pl.Series(u, dtype=pl.UInt128)})
+    table = pa.table(
+        {"a": pa.array(a, pa.decimal256(40, 0)), "u": pa.array(u, pa.decimal256(40, 0))}
+    )
+    for text in ("not(t.a < t'.a)", "not(t.u > t'.u)", "not(t.a = t'.u)", "not(t.a > 2.5)",
+                 "not(t.a > 170141183460469231731687303715884105726)"):  # fmt: skip
+        dc = parse_dc(text)
+        assert pairs_of(frame, dc) == naive_pairs(table, dc), text
