@@ -154,6 +154,12 @@ def _fmt(x: Any) -> str:
 def render_text(doc: dict[str, Any]) -> str:
     """A readable explain report."""
     lines = [f"{doc['source']}: {doc['rows']:,} rows, output {doc['output']}"]
+    scoped = doc.get("where") is not None
+    if scoped:
+        lines.append(
+            f"scope: the {doc['scope_rows']:,} rows where {doc['where']}; initial pairs "
+            "(scope, all) and (rest, scope)"
+        )
     for d in doc["dcs"]:
         lines.append("")
         name = f" {d['name']}:" if d.get("name") else ""
@@ -167,7 +173,8 @@ def render_text(doc: dict[str, Any]) -> str:
                 lines.append(f"  actual: {a['violations']:,} rows, {a['seconds']:.3f} s")
             continue
         left, right = d["rows"]["t"], d["rows"]["t'"]
-        lines.append(f"  pairs in: {left:,} x {right:,} tuples")
+        summed = " (sides summed over the initial pairs)" if scoped else ""
+        lines.append(f"  pairs in: {left:,} x {right:,} tuples{summed}")
         header = ["#", "predicate", "algorithm", "storage", "est.card", "est.pairs"]
         analyzed = "actual" in d
         if analyzed:

@@ -392,6 +392,9 @@ def test_where_on_the_command_line(tmp_path):
     plan = subprocess.run([*exe, "explain", *base, "--format", "json"], capture_output=True,
                           text=True)  # fmt: skip
     assert plan.returncode == 0 and json.loads(plan.stdout)["scope_rows"] == len(ny)
+    plan = subprocess.run([*exe, "explain", *base], capture_output=True, text=True)
+    assert f"scope: the {len(ny):,} rows where state = 'NY'; initial pairs" in plan.stdout
+    assert "tuples (sides summed over the initial pairs)" in plan.stdout
     bad = subprocess.run([*exe, "detect", *base[:-1], "state = "], capture_output=True, text=True)
     assert bad.returncode == 2 and "--where:1:8" in bad.stderr and "Traceback" not in bad.stderr
     spark = subprocess.run([*exe, "detect", *base, "--engine", "spark"], capture_output=True,
