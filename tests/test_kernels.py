@@ -544,3 +544,19 @@ def test_greedy_cover_equals_its_naive_twin(edges):
         want.append((best, deg[best]))
         left = [e for e in left if best not in e]
     assert list(zip(picked.tolist(), scores.tolist(), strict=True)) == want
+
+
+def test_value_hashes_of_columns_with_nulls_warn_nothing():
+    """An int column with NULLs went through NaN on its way to int64: numpy's
+    "invalid value encountered in cast" in every Spark task's stderr."""
+    import warnings
+
+    import pyarrow as pa
+
+    from facet.engine.statistics import value_hashes
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for a in (pa.array([1, None, 3]), pa.array([True, None]), pa.array([None], pa.int8())):
+            assert len(value_hashes(a)) == len(a)
+        assert value_hashes(pa.array([1, None, 3]))[2] == value_hashes(pa.array([1, 2, 3]))[2]

@@ -93,6 +93,8 @@ def value_hashes(values: pa.Array) -> np.ndarray:
         or pa.types.is_duration(typ)
     ):
         values = values.cast(pa.int64() if typ.bit_width == 64 else pa.int32())
+    if values.null_count:  # a NULL's hash is never read: any value will do (not NaN)
+        values = pc.fill_null(values, pa.scalar(False if pa.types.is_boolean(typ) else 0))
     return hash_words(values.to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64))
 
 
