@@ -952,6 +952,26 @@ def test_csv_reads_as_the_local_loader_reads_it(spark, tmp_path, name):
         assert outcomes[0][:2] == (5, [2, 3])
 
 
+@pytest.mark.parametrize("name", ["t.arrow", "t.feather", "t.parq", "t-no-extension"])
+def test_files_facet_loads_for_spark_count_as_locally(spark, tmp_path, name):
+    """An Arrow IPC file (or a Parquet file by a name Spark's reader does not
+    take) is loaded by facet and handed to Spark: its tids were looked up in
+    Spark's file metadata, which such a frame has not (an AnalysisException,
+    exit 3; a probe's finding)."""
+    import pyarrow.feather as feather
+
+    table = pa.table({"k": [1, 1, 2, 2, 2], "v": ["a", "b", "a", "a", "c"]})
+    path = tmp_path / name
+    if "arrow" in name or "feather" in name:
+        feather.write_feather(table, path)
+    else:
+        pq.write_table(table, path)
+    local = facet.detect(str(path), dcs=["k -> v"], output="pairs")
+    dist = facet.detect(str(path), dcs=["k -> v"], engine="spark", output="pairs")
+    assert dist.dcs[0].violations == local.dcs[0].violations == 6
+    assert _pair_set(dist) == _pair_set(local)
+
+
 def test_a_remote_csv_that_spark_refuses_is_bad_input(spark, tmp_path):
     """A CSV file behind a URL is read by Spark's own reader: a record with too
     few fields (a JVM error, exit 3, before) and an empty file are bad input

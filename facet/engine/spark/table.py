@@ -389,7 +389,7 @@ def _numbered(
         return framed, rows
     if id_column is not None:
         framed = frame.select(F.col(quoted(id_column)).cast("long").alias(TID), *cols)
-    elif isinstance(data, str | os.PathLike) and "://" not in os.fspath(data):
+    elif _read_by_spark_locally(data):
         # a file or a folder of files: tids follow sorted file path, then row
         split = [
             F.col("_metadata.file_path").alias(_FILE),
@@ -404,6 +404,18 @@ def _numbered(
         framed = framed.repartitionByRange(2 * session_cores(spark), TID)
     framed = framed.persist()
     return framed, framed.count()
+
+
+def _read_by_spark_locally(data: Any) -> bool:
+    """Whether ``read_frame`` had Spark's reader read ``data`` from local files
+    (a Parquet file or folder), so its rows carry ``_metadata``; an Arrow IPC
+    file, say, is loaded by facet and handed over, without it."""
+    if not isinstance(data, str | os.PathLike) or "://" in os.fspath(data):
+        return False
+    path = os.fspath(data)
+    return _path_kind(path) == "parquet" and not (
+        os.path.isfile(path) and csv_delimiter(Path(path)) is not None
+    )
 
 
 def _check_columns(
