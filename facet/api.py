@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -478,6 +479,16 @@ def detect(
     return run_detection(opener, output, out_path, limit, mode, progress, timeout, sort)
 
 
+def _task_input_error(err: BaseException) -> str | None:
+    """facet's bad-input message raised inside a Spark task, if ``err`` carries
+    one (the Spark engine is imported only when it is loaded already)."""
+    if "facet.engine.spark.tasks" not in sys.modules:
+        return None
+    from facet.engine.spark.tasks import task_input_error
+
+    return task_input_error(err)
+
+
 def run_detection(
     opener: Callable[[Monitor], Opened],
     output: str,
@@ -506,6 +517,9 @@ def run_detection(
             # with an error of its own: the alarm recorded that it fired
             exceeded = deadline_in(err) or monitor.fired
             if exceeded is None:
+                message = _task_input_error(err)
+                if message is not None:  # bad input found inside a Spark task
+                    raise FacetInputError(message) from None
                 raise
             raise DeadlineExceeded(exceeded.seconds, exceeded.where) from err
         if run.pending is not None:

@@ -972,6 +972,32 @@ def test_files_facet_loads_for_spark_count_as_locally(spark, tmp_path, name):
     assert _pair_set(dist) == _pair_set(local)
 
 
+def test_bad_input_found_in_a_task_is_one_line_and_case_twins_are_refused(spark, tmp_path):
+    """A typing error found inside a task (a text constant meeting a numeric
+    column) came back as Spark's PythonException (exit 3); columns differing
+    only in case on a session that reads names without case were Spark's
+    ambiguity error (probe findings): both are facet's one-line errors now."""
+    from facet.errors import FacetInputError
+
+    path = tmp_path / "a.csv"
+    path.write_text("n,s\n1,a\n2,b\n")
+    dcs = ["not(t.n < t'.n)", "not(t.n = 'abc')"]
+    with pytest.raises(FacetInputError) as local:
+        facet.detect(str(path), dcs=dcs)
+    with pytest.raises(FacetInputError) as dist:
+        facet.detect(str(path), dcs=dcs, engine="spark")
+    assert str(dist.value) == str(local.value)
+    assert str(dist.value).startswith('--dc:2: constant "abc" is compared with numeric column')
+    frame = spark.createDataFrame([(1, 1), (1, 2)], "A long, a long")
+    spark.conf.set("spark.sql.caseSensitive", "false")
+    try:
+        with pytest.raises(FacetInputError, match="columns 'A' and 'a' differ only in case"):
+            facet.detect(frame, dcs=["not(t.A = t'.A)"])
+    finally:
+        spark.conf.set("spark.sql.caseSensitive", "true")
+    assert facet.detect(frame, dcs=["not(t.A = t'.A and t.a < t'.a)"]).dcs[0].violations == 1
+
+
 def test_a_remote_csv_that_spark_refuses_is_bad_input(spark, tmp_path):
     """A CSV file behind a URL is read by Spark's own reader: a record with too
     few fields (a JVM error, exit 3, before) and an empty file are bad input

@@ -339,6 +339,7 @@ def spark_table(
         if c in INTERNAL:
             raise FacetInputError(f"{name}: column name '{c}' is reserved by facet; rename it")
     _check_columns(name, all_columns, use, schema, id_column)
+    _check_case(spark, frame, name, use.columns + list(schema) + [id_column or ""])
     cols = [F.col(quoted(c)) for c in use.columns]
     try:  # the first actions read the rows: Spark's CSV reader may refuse one
         framed, rows = _numbered(spark, frame, data, text, cols, id_column)
@@ -404,6 +405,24 @@ def _numbered(
         framed = framed.repartitionByRange(2 * session_cores(spark), TID)
     framed = framed.persist()
     return framed, framed.count()
+
+
+def _check_case(spark: Any, frame: Any, name: str, used: list[str]) -> None:
+    """A used column beside one whose name differs only in case cannot be
+    selected on a session that reads names without case (a user's own session:
+    facet's sessions set ``spark.sql.caseSensitive``): a one-line refusal, not
+    Spark's ambiguity error."""
+    if str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true":
+        return
+    columns = list(frame.columns)
+    for c in dict.fromkeys(u for u in used if u):
+        twin = next((o for o in columns if o != c and o.lower() == c.lower()), None)
+        if twin is not None:
+            raise FacetInputError(
+                f"{name}: columns '{c}' and '{twin}' differ only in case, and this Spark "
+                "session reads column names without case (spark.sql.caseSensitive is "
+                "false); set it to true, or rename one of them"
+            )
 
 
 def _read_by_spark_locally(data: Any) -> bool:

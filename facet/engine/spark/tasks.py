@@ -14,6 +14,7 @@ compares values alike (docs/semantics.md §4).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -84,15 +85,25 @@ class TaskSpec:
 INPUT_ERROR = ("<facet-input-error>", "</facet-input-error>")
 
 
+#: the last line of a worker's traceback when a task raised facet's bad-input error
+_RAISED = re.compile(
+    r"^(?:facet\.[\w.]*\.)?(?:FacetInputError|DataError|DCSyntaxError): (.+)$", re.M
+)
+
+
 def task_input_error(err: BaseException) -> str | None:
-    """The bad-input message a task raised (bracketed by :data:`INPUT_ERROR`), if
-    ``err`` (what Spark reports on the driver) carries one."""
+    """The bad-input message a task raised, if ``err`` (what Spark reports on the
+    driver) carries one: bracketed by :data:`INPUT_ERROR`, or as the last line
+    of the Python worker's traceback (a typing error found in a task)."""
     text = str(err)
     start = text.find(INPUT_ERROR[0])
     end = text.find(INPUT_ERROR[1], start + 1)
-    if start < 0 or end < 0:
+    if start >= 0 and end >= 0:
+        return text[start + len(INPUT_ERROR[0]) : end]
+    if "Traceback (most recent call last)" not in text:
         return None
-    return text[start + len(INPUT_ERROR[0]) : end]
+    raised = _RAISED.findall(text)
+    return raised[-1].strip() if raised else None
 
 
 def csv_read_job(path: str, name: str, columns: list[str]) -> Callable:
