@@ -998,6 +998,39 @@ def test_bad_input_found_in_a_task_is_one_line_and_case_twins_are_refused(spark,
     assert facet.detect(frame, dcs=["not(t.A = t'.A and t.a < t'.a)"]).dcs[0].violations == 1
 
 
+def test_typed_corners_answer_or_fail_as_locally(spark, tmp_path):
+    """Probe findings on Spark: a text/int clash in a Parquet file was a worker
+    exception (exit 3); a null-type column's pairs crashed a task; a negative-
+    scale decimal was refused without naming it; a missing file's message had
+    no fix.  Each now answers, or fails in the local engine's words."""
+    from decimal import Decimal
+
+    from facet.errors import FacetInputError
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"s": ["1", "2"], "i": pa.array([1, 2], pa.int32())}), path)
+    for bad in (["not(t.s = t'.i)"], ['not(t.i = "abc")']):
+        with pytest.raises(FacetInputError) as local:
+            facet.detect(str(path), dcs=bad)
+        with pytest.raises(FacetInputError) as dist:
+            facet.detect(str(path), dcs=bad, engine="spark")
+        assert str(dist.value) == str(local.value)
+    with pytest.raises(FacetInputError) as local:
+        facet.detect(str(tmp_path / "none.csv"), dcs=["a -> b"])
+    with pytest.raises(FacetInputError) as dist:
+        facet.detect(str(tmp_path / "none.csv"), dcs=["a -> b"], engine="spark")
+    assert str(dist.value) == str(local.value)
+    table = pa.table({
+        "k": ["a", "b", "a"], "nul": pa.nulls(3),
+        "n": pa.array([Decimal("1E+2"), Decimal("-5E+2"), Decimal("1E+2")], pa.decimal128(5, -2)),
+    })  # fmt: skip
+    texts = ["not(t.nul = t'.nul)", "not(t.nul < t'.k)", "not(t.n < t'.n)", "not(t.n = t'.n)"]
+    local = facet.detect(table, dcs=texts, output="pairs")
+    dist = facet.detect(table, dcs=texts, engine="spark", output="pairs")
+    assert [d.violations for d in dist.dcs] == [d.violations for d in local.dcs] == [0, 0, 2, 2]
+    assert _pair_set(dist) == _pair_set(local)
+
+
 def test_a_remote_csv_that_spark_refuses_is_bad_input(spark, tmp_path):
     """A CSV file behind a URL is read by Spark's own reader: a record with too
     few fields (a JVM error, exit 3, before) and an empty file are bad input

@@ -80,7 +80,7 @@ def read_frame(
     if isinstance(data, str | os.PathLike):
         path = os.fspath(data)
         if not os.path.exists(path) and "://" not in path:
-            raise DataError(f"{path}: no such file")
+            raise DataError(f"cannot read {path!r}: no such file; check the path")
         if "://" not in path and os.path.isfile(path):
             delimiter = csv_delimiter(Path(path))
             if delimiter is not None:
@@ -298,6 +298,8 @@ def _spark_column(column: pa.ChunkedArray, col: str, name: str) -> pa.ChunkedArr
                 )
     elif pa.types.is_float16(typ):
         target = pa.float32()
+    elif pa.types.is_decimal(typ) and typ.scale < 0:  # Spark refuses a negative scale:
+        target = pa.decimal128(typ.precision - typ.scale, 0)  # the same integers, scale 0
     elif pa.types.is_decimal(typ) and typ.precision > 38:
         target = pa.decimal128(38, min(typ.scale, 38))
     elif pa.types.is_timestamp(typ) and typ.unit != "us":

@@ -159,7 +159,7 @@ def key_hashes(typed: pa.Array, kind: str) -> tuple[np.ndarray, np.ndarray]:
     the row has one (NULL has none).  Unequal values may share a key: a key
     only sends rows to a task, where equality is checked exactly."""
     n = len(typed)
-    if kind == "null" or n == 0:
+    if kind == "null" or typed.null_count == n:  # no row has a key (a null-type column)
         return np.zeros(n, np.int64), np.zeros(n, bool)
     valid = ~np.asarray(typed.is_null().to_numpy(zero_copy_only=False), bool)
     if kind in _NUMBER_KINDS:
