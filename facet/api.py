@@ -11,7 +11,6 @@ import contextlib
 import dataclasses
 import math
 import os
-import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from facet.engine.multi import MODES, count_all, shared_groups
 from facet.engine.parallel import pool
 from facet.engine.row_outputs import ROW_OUTPUTS, SCHEMAS, row_output
 from facet.engine.session import Session
-from facet.engine.spark import is_spark_frame
+from facet.engine.spark import is_spark_frame, task_input_error
 from facet.engine.warmup import loaded, run_kernels, warmup
 from facet.errors import FacetError, FacetInputError
 from facet.language.ast import DC
@@ -479,16 +478,6 @@ def detect(
     return run_detection(opener, output, out_path, limit, mode, progress, timeout, sort)
 
 
-def _task_input_error(err: BaseException) -> str | None:
-    """facet's bad-input message raised inside a Spark task, if ``err`` carries
-    one (the Spark engine is imported only when it is loaded already)."""
-    if "facet.engine.spark.tasks" not in sys.modules:
-        return None
-    from facet.engine.spark.tasks import task_input_error
-
-    return task_input_error(err)
-
-
 def run_detection(
     opener: Callable[[Monitor], Opened],
     output: str,
@@ -517,7 +506,7 @@ def run_detection(
             # with an error of its own: the alarm recorded that it fired
             exceeded = deadline_in(err) or monitor.fired
             if exceeded is None:
-                message = _task_input_error(err)
+                message = task_input_error(err)
                 if message is not None:  # bad input found inside a Spark task
                     raise FacetInputError(message) from None
                 raise

@@ -827,7 +827,9 @@ def _main(argv: list[str] | None) -> int:
             return 143 if terminated else 130
         if debug:
             traceback.print_exc()
-        message = _task_input_error(err)
+        from facet.engine.spark import task_input_error
+
+        message = task_input_error(err)
         if message is not None:  # bad input found inside a Spark task (explain, say)
             print(f"{PROG}: error: {message}", file=sys.stderr)
             return EXIT_BAD_INPUT
@@ -862,15 +864,6 @@ def _no_room(err: OSError) -> str:
         f"{PROG}: error: cannot write the output: {err.strerror}; free some space, or "
         "send it elsewhere (--out FILE)"
     )
-
-
-def _task_input_error(err: BaseException) -> str | None:
-    """facet's bad-input message raised inside a Spark task, if ``err`` carries one."""
-    if "facet.engine.spark.tasks" not in sys.modules:
-        return None
-    from facet.engine.spark.tasks import task_input_error
-
-    return task_input_error(err)
 
 
 def _malformed_record(err: BaseException) -> str | None:

@@ -18,6 +18,7 @@ pyspark at module level: ``import facet`` never loads it.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 
@@ -26,3 +27,14 @@ def is_spark_frame(obj: Any) -> bool:
     apart without importing pyspark."""
     typ = type(obj)
     return typ.__name__ == "DataFrame" and typ.__module__.startswith("pyspark.sql")
+
+
+def task_input_error(err: BaseException) -> str | None:
+    """facet's bad-input message raised inside a Spark task, if ``err`` carries
+    one (:func:`facet.engine.spark.tasks.task_input_error`; looked at only when
+    the Spark engine is loaded already)."""
+    if "facet.engine.spark.tasks" not in sys.modules:
+        return None
+    from facet.engine.spark.tasks import task_input_error as in_task
+
+    return in_task(err)
