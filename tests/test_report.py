@@ -137,7 +137,90 @@ def test_filter_by_dc_and_sort(browser, hospital_report):
 def _data(path: Path) -> str:
     text = path.read_text()
     return re.search(r'<script type="application/json" id="facet-data">(.*?)</script>', text,
-                     re.S).group(1).replace("<\\/", "</")  # fmt: skip
+                     re.S).group(1)  # fmt: skip
+
+
+#: values of a column a report sorts: numbers (exact past 2^53, signs, exponents, spaces
+#: around), text that only looks numeric, and NULL (the empty field)
+MIXED = ["2", "10", "1a", "20", "b", "3", "", "9007199254740993", "9007199254740992",
+         " -4 ", "0x10", "Infinity", "   ", "1e2", "-0", "0", ".5", "1.0000000000000001", "1",
+         "\u00e9", "\U0001f600", "\uffff", "2"]  # fmt: skip
+
+
+def _expected_order(values: list[str], descending: bool) -> list[int]:
+    """docs/report.md's order: numbers (docs/semantics.md §4.3's grammar) by exact value
+    before text by code point, NULL last either way; ties by tid."""
+    from decimal import Decimal
+
+    def key(x: str):
+        if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", x.strip()):
+            return (0, Decimal(x.strip()))
+        return (1, x)
+
+    tids = sorted((t for t, v in enumerate(values) if v != ""), key=lambda t: key(values[t]))
+    groups: list[list[int]] = []
+    for t in tids:  # equal keys keep tid order whichever way the rest goes
+        if groups and key(values[groups[-1][0]]) == key(values[t]):
+            groups[-1].append(t)
+        else:
+            groups.append([t])
+    if descending:
+        groups.reverse()
+    return [t for g in groups for t in g] + [t for t, v in enumerate(values) if v == ""]
+
+
+def test_hostile_values_show_verbatim_and_sort_in_one_order(browser, tmp_path):
+    """Data that would end the inline JSON's script early (``<!--<script>``, ``</script>``)
+    leaves the page whole; a carriage return shows as itself; a column mixing numbers and
+    text sorts in one consistent order (numbers exactly), either way; tid's header says
+    how it is sorted; the focus stays on the header sorted from."""
+    hostile = ["<!--<script>", "</script><script>window.__pwned=1</script>", "a\r\nb", "c\rd"]
+    rows = len(MIXED)
+    text_col = (hostile * rows)[:rows]
+    csv = tmp_path / "{{DATA}}.csv"
+    with csv.open("w", newline="") as f:
+        f.write("k,v,mixed\n")
+        for i in range(rows):
+            v = text_col[i].replace('"', '""')
+            f.write(f'{i % 3},"{v}",{MIXED[i]}\n')
+    out = tmp_path / "hostile.html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "facet", "report", str(csv), "--dc", "k -> v", "--dc",
+         "not(t.k = t'.k and t.v = \"<!--<script>\" and t'.v != t.v)", "--out", str(out)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(_data(out))
+    assert doc["title"] == "facet report: {{DATA}}.csv"
+    _open(browser, out)  # the page's own script ran (body[data-ready])
+    assert browser.execute_script("return window.__pwned === undefined")
+    assert browser.title == "facet report: {{DATA}}.csv"
+    # every value, as the DOM holds it, is the file's (CR and CRLF kept)
+    browser.find_element(By.CSS_SELECTOR, "#data thead button[data-col='-1']").click()
+    shown = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#data tbody td[data-col=\"1\"]'))"
+        ".map((td) => td.textContent)"
+    )
+    assert shown == text_col
+    th = browser.find_element(By.CSS_SELECTOR, "#data thead th:first-child")
+    assert th.get_attribute("aria-sort") == "ascending" and "\u25b2" in th.text
+    # sorting a mixed column, from the keyboard: one order, and the focus stays put
+    for descending in (False, True):
+        button = browser.find_element(By.CSS_SELECTOR, "#data thead button[data-col='2']")
+        button.send_keys(Keys.ENTER)
+        tids = [int(tr.get_attribute("data-tid")) for tr in
+                browser.find_elements(By.CSS_SELECTOR, "#data tbody tr")]  # fmt: skip
+        assert tids == _expected_order(MIXED, descending)
+        focused = browser.switch_to.active_element
+        assert focused.tag_name == "button" and focused.get_attribute("data-col") == "2"
+        sort = "descending" if descending else "ascending"
+        assert focused.find_element(By.XPATH, "..").get_attribute("aria-sort") == sort
+    assert (
+        browser.find_element(By.CSS_SELECTOR, "#data thead th:first-child").get_attribute(
+            "aria-sort"
+        )
+        == "none"
+    )
 
 
 def test_the_report_is_one_offline_file(hospital_report):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from importlib import resources
 from typing import Any
 
@@ -225,7 +226,15 @@ def _atoms(nd: Any) -> list[dict]:
     return out
 
 
+#: characters the inline JSON writes as ``\uXXXX``: no ``<`` in the script element, so no
+#: ``</script>`` or ``<!--`` in the data can end it early or swallow the page's own script
+#: (HTML's "script data escaped" states); ``&`` and ``>`` for good measure
+_JSON_IN_SCRIPT = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
 def _render(doc: dict) -> str:
     page = resources.files("facet.sinks").joinpath("report_page.html").read_text(encoding="utf-8")
-    data = json.dumps(doc, separators=(",", ":"), default=str).replace("</", "<\\/")
-    return page.replace("{{TITLE}}", html.escape(doc["title"])).replace("{{DATA}}", data)
+    data = json.dumps(doc, separators=(",", ":"), default=str).translate(_JSON_IN_SCRIPT)
+    fill = {"{{TITLE}}": html.escape(doc["title"]), "{{DATA}}": data}
+    # one pass: a title or value holding "{{DATA}}" is text, not a slot
+    return re.sub(r"\{\{(?:TITLE|DATA)\}\}", lambda m: fill[m.group(0)], page)
