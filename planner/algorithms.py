@@ -56,7 +56,9 @@ def choose_inequalities(
     expansion uses HSM (``more_after``: non-equalities follow the inequalities).
     ``limit``: pairs under a ``--limit``, so the plan should hand out its first
     pairs early -- neither IEJoin nor dominance blocks (both work through the
-    whole input before the first pair) when more pairs than that are expected.
+    whole input before the first pair) when more pairs than that are expected,
+    and more than IEJoin would list in about a sort's time (fewer are sparse: a
+    streaming walk may cross most of the input before it finds them).
     """
     forced = config.inequality
     if output == "blocks" and forced is None:
@@ -70,12 +72,16 @@ def choose_inequalities(
         and est_ineq_pairs is not None
         and est_ineq_pairs > config.iejoin_max_pairs_per_row * max(rows, 1)
     )
+    # streaming finds its first pairs quickly only where they are dense: with few pairs
+    # expected (IEJoin lists them all in about a sort's time) it may walk most of the
+    # input for the first ones, so it is chosen only where listing them all would not do
     stream_big = (
         forced is None
         and output == "pairs"
         and limit is not None
         and est_ineq_pairs is not None
         and est_ineq_pairs > limit
+        and est_ineq_pairs > config.iejoin_max_pairs_per_row * max(rows, 1)
     )
     if stream_big:
         big_output = False  # no dominance blocks first: HSM / BHSM stream
