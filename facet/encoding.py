@@ -577,12 +577,7 @@ def _codes(
             # mostly distinct (a sample says): one sort gives the distinct values in
             # order and every row's rank (hashing them first, then sorting the
             # distinct values, costs more than the sort: 170 -> 13 ms at 400k rows)
-            uniq, inv = np.unique(vv, return_inverse=True)
-            if valid is None:
-                return inv.astype(np.int32), pa.array(uniq, values.type)
-            out = np.full(n, NULL, np.int32)
-            out[valid] = inv
-            return out, pa.array(uniq, values.type)
+            return _float_ranks(v, valid, values.type)
     uniq = pc.unique(values.drop_null())
     d = len(uniq)
     srt = pc.take(uniq, pc.sort_indices(uniq))
@@ -592,6 +587,8 @@ def _codes(
     if pa.types.is_floating(values.type) or pa.types.is_integer(values.type):
         # fill NULLs first: an int array with NULLs would come out as float64 (lossy)
         v = pc.fill_null(values, pa.scalar(0, values.type)).to_numpy(zero_copy_only=False)
+        if v.dtype.kind == "f" and n >= config.radix_rank_rows:
+            return _float_ranks(v, valid, values.type)[0], srt
         out = np.full(n, NULL, np.int32)
         vv = v if valid is None else v[valid]
         _, inv = np.unique(vv, return_inverse=True)
@@ -609,6 +606,27 @@ def _codes(
 
 #: values sampled to tell a float column of mostly distinct values (see _codes)
 _DISTINCT_SAMPLE = 2048
+#: a float's bits but the sign: flipped for a negative float, its int64 image then orders
+#: as the float (IEEE 754: sign and magnitude)
+_FLOAT_ORDER_MASK = np.int64(0x7FFF_FFFF_FFFF_FFFF)
+
+
+def _float_ranks(
+    v: np.ndarray, valid: np.ndarray | None, typ: pa.DataType
+) -> tuple[np.ndarray, pa.Array]:
+    """Dense ranks of a float column (``v``: its values, anything where ``valid`` is
+    false) and its distinct values in order: kernels/ranks.py's radix digits over the
+    values' order-preserving int64 images (-0.0 as 0.0) -- 2-2.5x numpy's sort at 800k
+    rows (56 vs 129 ms, uniform doubles)."""
+    key = (v.astype(np.float64) + 0.0).view(np.int64)  # a copy; -0.0 + 0.0 is 0.0
+    key ^= (key >> 63) & _FLOAT_ORDER_MASK
+    ok = np.ones(v.size, np.bool_) if valid is None else valid
+    lo, hi, m = (int(x) for x in value_range(key, ok))
+    if m == 0:
+        return np.full(v.size, NULL, np.int32), pa.array([], typ)
+    codes, uniq = dense_ranks(key, ok, np.int64(lo), max(1, (hi - lo).bit_length()))
+    uniq ^= (uniq >> 63) & _FLOAT_ORDER_MASK  # the same flip undoes itself
+    return codes, pa.array(uniq.view(np.float64).astype(v.dtype, copy=False), typ)
 
 
 def _integer_parts_codes(

@@ -603,20 +603,27 @@ def test_codes_of_a_wide_integer_column_are_dense_ranks():
 
 
 @pytest.mark.parametrize("typ", ["float64", "float32"])
-@pytest.mark.parametrize("distinct", [True, False])
+@pytest.mark.parametrize("distinct", [True, False, "some"])
 def test_codes_of_a_float_column_are_dense_ranks(typ, distinct):
-    """Both float routes of the encoder (mostly distinct values: one sort; few: hashing,
-    then the distinct values sorted) give dense ranks and their values, NULL -1,
-    -0.0 = 0.0, infinities in order."""
+    """Every float route of the encoder (mostly distinct values: radix digits over their
+    order-preserving int64 images; few: hashing, then the distinct values sorted; in
+    between: the radix digits again) gives dense ranks and their values, NULL -1,
+    -0.0 = 0.0, infinities, subnormals and the extremes in order."""
     import pyarrow as pa
 
     from facet.encoding import _codes, coding_values
 
     rng = np.random.default_rng(7)
     n = 5000
-    base = rng.normal(size=n) * 1e3 if distinct else rng.integers(0, 9, n) / 4
+    if distinct == "some":
+        base = rng.integers(-(n // 3), n // 3, n) / 8
+    else:
+        base = rng.normal(size=n) * 1e3 if distinct else rng.integers(0, 9, n) / 4
     vals = [float(x) for x in base.astype(typ)]
+    info = np.finfo(typ)
     vals[:6] = [-0.0, 0.0, float("inf"), float("-inf"), -0.0, float("inf")]
+    vals[6:10] = [float(info.max), float(-info.max), float(info.smallest_subnormal),
+                  -float(info.smallest_subnormal)]  # fmt: skip
     vals[10::97] = [None] * len(vals[10::97])
     arr = pa.array(vals, getattr(pa, typ)())
     coded = coding_values(arr)
