@@ -65,6 +65,8 @@ class NormalDC:
     arity: int
     filters: tuple[RowFilter, ...]
     preds: tuple[PairPredicate, ...]
+    #: predicates run in another shape than written, each as "... run as ..." (explain)
+    rewrites: tuple[str, ...] = ()
 
     def side_filters(self, side: int) -> list[RowFilter]:
         return [f for f in self.filters if f.side == side]
@@ -89,7 +91,31 @@ def normalize(dc: DC) -> NormalDC:
                 left, op, right = p.left, p.op, p.right
             assert isinstance(left, Col) and isinstance(right, Col)
             preds.append(PairPredicate(left.name, op, right.name))
-    return NormalDC(dc, dc.arity, tuple(filters), tuple(preds))
+    merged = equalities_from_bounds(preds)
+    rewrites = tuple(
+        " and ".join(q.text() for q in dict.fromkeys(preds) if (q.a, q.b) == (p.a, p.b))
+        + f" run as {p.text()}"
+        for p in merged
+        if p.op == "=" and sum((q.a, q.b) == (p.a, p.b) for q in dict.fromkeys(preds)) > 1
+    )
+    return NormalDC(dc, dc.arity, tuple(filters), merged, rewrites)
+
+
+def equalities_from_bounds(preds: list[PairPredicate]) -> tuple[PairPredicate, ...]:
+    """``t.A <= t'.B and t.A >= t'.B`` is ``t.A = t'.B`` (NULL makes all three false), run
+    as an equality (hashing) instead of a sweep; an ``=`` makes a ``<=`` or ``>=`` on the
+    same operands redundant.  The others stand as written (the DC's text is unchanged)."""
+    ops: dict[tuple[str, str], set[str]] = {}
+    for p in preds:
+        ops.setdefault((p.a, p.b), set()).add(p.op)
+    out: list[PairPredicate] = []
+    for p in preds:
+        have = ops[(p.a, p.b)]
+        equal = "=" in have or {"<=", ">="} <= have
+        if equal and p.op in ("<=", ">=", "="):
+            p = PairPredicate(p.a, "=", p.b)
+        out.append(p)
+    return tuple(dict.fromkeys(out))
 
 
 def side_columns(nd: NormalDC, side: int) -> list[str]:

@@ -48,6 +48,7 @@ def plan_record(
             {"side": "t" if f.side == 0 else "t'", "predicate": f.text(), "algorithm": "filter"}
             for f in normal.filters
         ],
+        **({"rewrites": list(normal.rewrites)} if normal.rewrites else {}),
     }
     if plan is None:
         rec["single_tuple"] = True
@@ -217,7 +218,8 @@ def render_text(doc: dict[str, Any]) -> str:
             lines.append(
                 "  " + "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip()
             )
-        notes = [f"{k}: {s['note']}" for k, s in enumerate(d["stages"], 1) if s.get("note")]
+        notes = list(d.get("rewrites", []))
+        notes += [f"{k}: {s['note']}" for k, s in enumerate(d["stages"], 1) if s.get("note")]
         for k, s in enumerate(d["stages"], 1):
             if s.get("nested_before"):
                 nb = s["nested_before"]

@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import facet
+from facet.language.parser import parse_dc
 from facet.planner.config import Config
-from tests.naive import naive_pairs
+from tests.naive import naive_cells, naive_pairs
 from tests.strategies import dcs, tables
 
 #: nested_pairs=0 sends every group through the real kernels; small values mix both
@@ -126,3 +127,31 @@ def test_many_dcs_in_one_run(data):
         else:
             got = set(zip(sub.column("t1").to_pylist(), sub.column("t2").to_pylist(), strict=True))
         assert got == expected, dc.canonical()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_bounds_on_both_sides_equal_naive(data):
+    """``t.A <= t'.B and t.A >= t'.B`` (either written way round, with more predicates)
+    runs as the equality it is (language/normalize.py): the naive evaluator, which reads
+    the predicates as written, agrees on pairs, rows and cells."""
+    table, kinds = data.draw(tables())
+    a = data.draw(st.integers(0, len(kinds) - 1))
+    same = [j for j, k in enumerate(kinds) if k == kinds[a]]
+    b = data.draw(st.sampled_from(same))
+    rest = data.draw(dcs(kinds, min_preds=0, max_preds=2))
+    low = data.draw(st.sampled_from([f"t.c{a} <= t'.c{b}", f"t'.c{b} >= t.c{a}"]))
+    high = data.draw(st.sampled_from([f"t.c{a} >= t'.c{b}", f"t'.c{b} <= t.c{a}"]))
+    extra = [p.text() for p in rest.predicates]
+    if data.draw(st.booleans()):
+        extra.append(f"t.c{a} = t'.c{b}")  # an equality too: the bounds are redundant
+    preds = data.draw(st.permutations([low, high, *extra]))
+    text = "not(" + " and ".join(preds) + ")"
+    dc = parse_dc(text)[0]
+    expected = naive_pairs(table, dc)
+    res = facet.detect(table, dcs=[text], output="pairs", config=data.draw(CONFIGS))
+    assert facet_pairs(res, dc.arity) == expected, text
+    assert res.dcs[0].rows_involved == involved(expected, dc.arity), text
+    cells = facet.detect(table, dcs=[text], output="cells").cells().to_pylist()
+    got = {(r["tid"], r["column"]): r["violations"] for r in cells}
+    assert got == naive_cells(table, dc), text

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
@@ -243,6 +244,21 @@ def test_rows_embedded_at_most_and_violating_first(tmp_path):
     for t, per_dc in doc["partners"].items():
         for dc, ps in per_dc.items():
             assert int(dc) == 0 and 0 < len(ps) <= 5 and all(p != int(t) for p, _ in ps)
+
+
+def test_the_explanation_shows_the_predicates_as_written(tmp_path):
+    """Bounds on both sides run as an equality (language/normalize.py); the report
+    explains the DC as its text writes it, constants and sides included."""
+    table = pa.table({"a": [1, 1, 2], "b": [9, 3, 7]})
+    res = facet.detect(table, dcs=["not(t.a <= t'.a and t'.a <= t.a and 5 < t.b)"])
+    out = tmp_path / "r.html"
+    res.to_html(out, data=table)
+    atoms = json.loads(_data(out))["dcs"][0]["atoms"]
+    assert atoms == [
+        {"l": [0, "a"], "op": "<=", "r": [1, "a"]},
+        {"l": [1, "a"], "op": "<=", "r": [0, "a"]},
+        {"l": {"const": "5"}, "op": "<", "r": [0, "b"]},
+    ]
 
 
 def test_a_billion_pairs_keep_exact_counts_and_sample_partners(tmp_path):

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 import facet
 from facet.api import load_dcs
+from facet.language.normalize import INEQUALITY, normalize
 from tests.naive import naive_cells, naive_pairs
 from tests.strategies import dcs, tables
 
@@ -308,7 +309,10 @@ def test_components_of_equalities_and_one_order_predicate_never_list_blocks(data
     def no_blocks(*args, **kwargs):
         raise AssertionError("blocks listed")
 
-    engine.blocks = no_blocks
+    # (an equality on the order predicate's columns makes it redundant: the DC runs as
+    # its equalities, language/normalize.py, whose components come from their groups)
+    if any(p.cls == INEQUALITY for p in normalize(dc).preds):
+        engine.blocks = no_blocks
     got = _rows(res.components())
     assert got == components_from({0: naive_pairs(table, dc)}), dc.canonical()
 

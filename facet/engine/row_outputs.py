@@ -47,6 +47,7 @@ from facet.language.normalize import (
     NormalDC,
     PairPredicate,
     RowFilter,
+    equalities_from_bounds,
     side_columns,
     text_order,
 )
@@ -89,7 +90,8 @@ def mirrored(nd: NormalDC) -> NormalDC:
         g = RowFilter(1 - f.side, f.column, f.op, f.other)
         if g not in filters:
             filters.append(g)
-    return NormalDC(nd.dc, nd.arity, tuple(filters), tuple(preds))
+    # (t.A <= t'.A mirrored is t.A = t'.A: hashed, not swept)
+    return NormalDC(nd.dc, nd.arity, tuple(filters), equalities_from_bounds(preds))
 
 
 def strong_columns(nd: NormalDC, side: int) -> set[str]:

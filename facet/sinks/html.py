@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from facet.language.ast import Col
 from facet.language.errors import FacetInputError
 from facet.language.normalize import side_columns
 from facet.loading import load
@@ -216,14 +217,13 @@ def _display_values(table: pa.Table, tids: np.ndarray) -> list[list]:
 
 
 def _atoms(nd: Any) -> list[dict]:
-    """The DC's predicates for the explanation: sides and columns, or a constant."""
-    out = []
-    for p in nd.preds:
-        out.append({"l": [0, p.a], "op": p.op, "r": [1, p.b]})
-    for f in nd.filters:
-        right = [f.side, f.other] if isinstance(f.other, str) else {"const": f.other.as_text()}
-        out.append({"l": [f.side, f.column], "op": f.op, "r": right})
-    return out
+    """The DC's predicates for the explanation, as its text writes them (the engine may
+    run them in another shape: language/normalize.py): sides and columns, or a constant."""
+
+    def operand(o: Any) -> Any:
+        return [o.tuple, o.name] if isinstance(o, Col) else {"const": o.as_text()}
+
+    return [{"l": operand(p.left), "op": p.op, "r": operand(p.right)} for p in nd.dc.predicates]
 
 
 #: characters the inline JSON writes as ``\uXXXX``: no ``<`` in the script element, so no
