@@ -159,7 +159,7 @@ def open_session(
     monitor.end()
     opened = open_local(
         source, dc_list, use, schema_map, config, outputs, execute, monitor,
-        load_seconds=time.perf_counter() - t0, engine=engine, where=scope,
+        load_seconds=time.perf_counter() - t0, engine=engine, where=scope, buckets=True,
     )  # fmt: skip
     for w in opened.warnings:
         if on_warning is not None:
@@ -182,22 +182,24 @@ def open_local(
     where: Any = None,
     scope: np.ndarray | None = None,
     encoded: EncodedTable | None = None,
+    buckets: bool = False,
 ) -> Opened:
     """A session on a loaded :class:`facet.loading.Source`: warm the kernels,
     type and encode (unless ``encoded`` is its encoding already), open the
     engine; scoped by ``where`` (a parsed ``--where``) or by ``scope`` (a bool
-    per row: an incremental batch's rows)."""
+    per row: an incremental batch's rows).  ``buckets``: see
+    :func:`facet.encoding.encode` (a one-shot run's)."""
     kernels = run_kernels(dc_list, config, outputs, source=source, execute=execute)
     # a cold numba cache is told apart only for someone watching (it costs an import)
     cold = monitor.callback is not None and kernels_cache_cold(kernels - loaded())
     monitor.start("compile" if cold else "warmup")
     warm = warmup(kernels)
     if encoded is None:
-        warm += _warm_encoding(source, use, schema_map, config)
+        warm += _warm_encoding(source, use, schema_map, config, buckets)
     monitor.end()
     t1 = time.perf_counter()
     monitor.start("encode")
-    enc = encode(source, use, schema_map, config) if encoded is None else encoded
+    enc = encode(source, use, schema_map, config, buckets=buckets) if encoded is None else encoded
     monitor.end()
     warnings = list(enc.warnings) + reinterpretation_warnings(
         dc_list, enc.kinds, enc.ordered, enc.from_text, where
@@ -226,7 +228,9 @@ def open_local(
 _WARM_ROWS = 64
 
 
-def _warm_encoding(source: Any, use: Any, schema_map: dict[str, str], config: Config) -> float:
+def _warm_encoding(
+    source: Any, use: Any, schema_map: dict[str, str], config: Config, buckets: bool = False
+) -> float:
     """A process's first encoding pays one-time costs (thread pools started, Arrow's
     compute functions and numba's dispatch on these column types resolved, ~10-20 ms):
     paid here, untimed like the kernels' warm-up, by starting the pools and encoding the
@@ -239,7 +243,7 @@ def _warm_encoding(source: Any, use: Any, schema_map: dict[str, str], config: Co
         start_threads(pool(config.workers), config.workers)  # the engine's pool
     head = dataclasses.replace(source, table=source.table.slice(0, _WARM_ROWS), num_rows=_WARM_ROWS)
     with contextlib.suppress(FacetError):
-        encode(head, use, schema_map, config)
+        encode(head, use, schema_map, config, buckets=buckets)
     return time.perf_counter() - t
 
 

@@ -89,6 +89,8 @@ class ColumnUse:
     order_use: dict[str, DC] = field(default_factory=dict)
     #: the first DC that compares each linked column pair (as in ``links``)
     link_use: dict[tuple[str, str], DC] = field(default_factory=dict)
+    #: columns some predicate compares across two tuples (``t.A op t'.B``)
+    paired: set[str] = field(default_factory=set)
 
     @property
     def columns(self) -> list[str]:
@@ -119,11 +121,14 @@ def analyze(dcs: list[DC]) -> ColumnUse:
     constant_use: dict[tuple[str, Const], DC] = {}
     links: list[tuple[str, str]] = []
     link_use: dict[tuple[str, str], DC] = {}
+    paired: set[str] = set()
     for dc in dcs:
         for p in dc.predicates:
             cols = p.columns()
             for c in cols:
                 first_use.setdefault(c.name, dc)
+            if len({c.tuple for c in cols}) == 2:
+                paired.update(c.name for c in cols)
             if len(cols) == 2 and cols[0].name != cols[1].name:
                 links.append((cols[0].name, cols[1].name))
                 link_use.setdefault((cols[0].name, cols[1].name), dc)
@@ -137,7 +142,9 @@ def analyze(dcs: list[DC]) -> ColumnUse:
                     if (c.name, o) not in constant_use:  # a dict: long in-lists stay linear
                         lst.append(o)
                         constant_use[(c.name, o)] = dc
-    use = ColumnUse([], {}, first_use, constant_use, links, ordered, consts, order_use, link_use)
+    use = ColumnUse(
+        [], {}, first_use, constant_use, links, ordered, consts, order_use, link_use, paired
+    )
     return _grouped(use, set())
 
 
@@ -194,6 +201,7 @@ def _grouped(use: ColumnUse, alone: set[str]) -> ColumnUse:
         use.constants,
         use.order_use,
         use.link_use,
+        use.paired,
     )
 
 

@@ -73,8 +73,9 @@ class EncodedTable:
     #: the source was CSV text (types inferred from the DCs)
     from_text: bool = True
     #: the value of every code, per column (shared by a component's columns); for
-    #: equality text columns only the values' hashes (:class:`HashedDictionary`)
-    values: dict[str, pa.Array | HashedDictionary] = field(default_factory=dict)
+    #: equality text columns only the values' hashes (:class:`HashedDictionary`); for
+    #: a column only row filters read, its constants (:class:`ConstantBuckets`)
+    values: dict[str, pa.Array | HashedDictionary | ConstantBuckets] = field(default_factory=dict)
     #: exact distinct non-NULL values of the columns encoded alone (no other
     #: column or constant in their code space): the dictionary's size
     distinct: dict[str, int] = field(default_factory=dict)
@@ -604,6 +605,69 @@ def _codes(
     return r.astype(np.int32), srt
 
 
+class ConstantBuckets:
+    """The code space of a column only row filters read (:func:`_bucket_codes`): its
+    constants in order; ``2 j + 1`` is the j-th constant's code, ``2 j`` the values
+    between it and the one before (``2 k`` above the last).  Codes compare with each
+    other and with the constants' codes as the values do."""
+
+    def __init__(self, constants: pa.Array) -> None:
+        self.constants = constants
+
+    def __len__(self) -> int:
+        return 2 * len(self.constants) + 1
+
+
+#: constants a column may meet and still be coded by buckets (each one is a pass)
+_MAX_BUCKET_CONSTANTS = 16
+
+
+def _bucket_codes(
+    parts: list[pa.Array], config: Config
+) -> tuple[np.ndarray, ConstantBuckets] | None:
+    """Codes of a column (``parts[0]``) and its constants (the other parts) that keep
+    only the order against the constants -- all a row filter reads: 2 x (constants
+    below the value) + (1 where it equals one), -1 for NULL.  Two passes per constant
+    (numpy's comparisons for numbers, Arrow's, exact in the column's type, for the
+    rest), where ranks would sort the column.  ``None`` where it does not apply:
+    constants of another type than the column (they compare by exact value through
+    the ranks) or more than a few of them, or a small table (the ranks are cheap)."""
+    column, consts = parts[0], parts[1:]
+    n = len(column)
+    if n < config.radix_rank_rows or len(consts) > _MAX_BUCKET_CONSTANTS:
+        return None
+    if any(p.type != column.type for p in consts):
+        return None
+    column = coding_values(column)
+    given = coding_values(_joined(consts)) if consts else column.slice(0, 0)
+    srt = pc.take(given, pc.sort_indices(given))
+    srt = pc.unique(srt)  # (unique keeps the order it meets them in)
+    numeric = pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
+
+    def coded(values: pa.Array) -> np.ndarray:
+        out = np.zeros(len(values), np.int32)
+        if numeric:
+            v = (values if values.null_count == 0 else pc.fill_null(values, 0)).to_numpy(
+                zero_copy_only=False
+            )
+            for c in srt.to_numpy(zero_copy_only=False):
+                above = v > c
+                out += above
+                out += above
+                out += v == c
+        else:
+            for c in srt:
+                above = np.asarray(pc.fill_null(pc.greater(values, c), False))
+                out += above
+                out += above
+                out += np.asarray(pc.fill_null(pc.equal(values, c), False))
+        if values.null_count:
+            out[np.asarray(values.is_null())] = NULL
+        return out
+
+    return np.concatenate([coded(column), coded(given)]), ConstantBuckets(srt)
+
+
 #: values sampled to tell a float column of mostly distinct values (see _codes)
 _DISTINCT_SAMPLE = 2048
 #: a float's bits but the sign: flipped for a negative float, its int64 image then orders
@@ -935,9 +999,14 @@ def encode(
     use: ColumnUse,
     schema: dict[str, str] | None = None,
     config: Config = DEFAULT,
+    *,
+    buckets: bool = False,
 ) -> EncodedTable:
     """Type and encode every column the DCs use (one code space per component),
-    on ``config``'s threads."""
+    on ``config``'s threads.  ``buckets``: a column that only row filters read (no
+    ``t.A op t'.B`` and no other column compares with it) is coded by where its
+    values fall among its constants (:func:`_bucket_codes`), not ranked -- for a
+    run whose codes nobody extends or reads as values later (not a Detector's)."""
     schema = schema or {}
     for col in schema:
         if col not in source.all_columns:
@@ -982,7 +1051,13 @@ def encode(
             )
         kind, parts, const_keys, warns, typed = component_parts(comp, source, schema, use)
         region = None
-        if kind in _NUMERIC and len({p.type for p in parts}) > 1:
+        got = None
+        if buckets and len(comp.columns) == 1 and comp.columns[0] not in use.paired:
+            got = _bucket_codes(parts, config)
+        if got is not None:
+            c_codes, dictionary = got
+            route = "buckets"
+        elif kind in _NUMERIC and len({p.type for p in parts}) > 1:
             c_codes, dictionary = rank_numbers(parts)  # mixed types: by exact value
             route = "mixed"
         else:
@@ -1025,7 +1100,8 @@ def encode(
             ordered[col] = comp.ordered
             domain[col] = len(dictionary)
             values[col] = dictionary
-        if len(comp.columns) == 1 and comp.columns[0] in alone:
+        exact = not isinstance(dictionary, ConstantBuckets)  # (buckets: not its values)
+        if len(comp.columns) == 1 and comp.columns[0] in alone and exact:
             distinct[comp.columns[0]] = len(dictionary)
     return EncodedTable(
         n,

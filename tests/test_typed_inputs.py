@@ -758,3 +758,68 @@ def test_polars_128_bit_integers_compare_exactly():
                  "not(t.a > 170141183460469231731687303715884105726)"):  # fmt: skip
         dc = parse_dc(text)
         assert pairs_of(frame, dc) == naive_pairs(table, dc), text
+
+
+# ------------------------------------------- columns only row filters read: buckets
+
+
+def test_columns_only_row_filters_read_are_coded_by_buckets():
+    """A column no ``t.A op t'.B`` and no other column meets is coded by where its
+    values fall among its constants (facet.encoding._bucket_codes), not ranked: every
+    type, every operator, NULLs, constants present in the column or between its values,
+    in a single-tuple DC and as a two-tuple DC's row filter -- the naive evaluator's
+    answer, by that route (radix_rank_rows=0: small tables take it too)."""
+    import datetime as dt
+
+    from facet.api import open_session
+
+    n = 40
+    utc = dt.UTC
+    table = pa.table(
+        {
+            "i": pa.array([None if k % 7 == 0 else (k * 37) % 23 - 11 for k in range(n)]),
+            "u": pa.array([(k * 2**58) % 2**64 for k in range(n)], pa.uint64()),
+            "f": pa.array([None if k % 5 == 0 else ((k * 13) % 9 - 4) / 2 for k in range(n)]),
+            "s": pa.array([None if k % 6 == 0 else "abé"[k % 3] * (k % 4) for k in range(n)]),
+            "ls": pa.array(["x" * (k % 3) + "y" for k in range(n)], pa.large_string()),
+            "d": pa.array([dt.date(2024, 1, 1 + k % 9) for k in range(n)]),
+            "ts": pa.array(
+                [dt.datetime(2024, 1, 1, k % 5, tzinfo=utc) for k in range(n)],
+                pa.timestamp("us", "UTC"),
+            ),
+            "dec": pa.array([Decimal(k % 11) / 4 for k in range(n)], pa.decimal128(10, 2)),
+            "b": pa.array([None if k % 4 == 0 else k % 3 == 0 for k in range(n)]),
+            "k": pa.array([k % 3 for k in range(n)]),
+        }
+    )
+    constants = {
+        "i": ["-11", "0", "3", "100"],
+        "u": ["0", str(2**63), str(2**64 - 1)],
+        "f": ["-2", "0.25", "0", "1.5"],
+        "s": ["''", "'a'", "'bb'", "'c'"],
+        "ls": ["'xy'", "'y'", "'x'"],
+        "d": ["'2024-01-03'", "'2023-12-31'"],
+        "ts": ["'2024-01-01T02:00:00Z'", "'2024-01-01T01:30:00+00:00'"],
+        "dec": ["0.25", "1.3", "2.5"],
+        "b": ["true", "false"],
+    }
+    config = Config(radix_rank_rows=0)
+    for col, values in constants.items():
+        for op in ("=", "!=", "<", "<=", ">", ">="):
+            for c in values:
+                for text in (f"not(t.{col} {op} {c})",
+                             f"not(t.k = t'.k and t.{col} {op} {c} and t'.{col} {op} {values[0]})"):  # fmt: skip
+                    check(table, text, config=config)
+        # (constants of another type than the column, as 0 is an int64 beside a uint64
+        # column, compare by exact value through the ranks)
+        route = "mixed" if col == "u" else "buckets"
+        dcs = [f"not(t.{col} > {c} and t.{col} <= {values[-1]})" for c in values]
+        enc = open_session(table, dcs=dcs, config=config).enc
+        assert enc.recipes[col][1] == route, col
+    big = [f"not(t.u >= {2**63 + k})" for k in (0, 5, 2**63 - 1)]
+    assert open_session(table, dcs=big, config=config).enc.recipes["u"][1] == "buckets"
+    for text in big:
+        check(table, text, config=config)
+    # a column t.A op t'.B reads, or that another column meets, is ranked as before
+    enc = open_session(table, dcs=["not(t.i < t'.i and t.f > 0)"], config=config).enc
+    assert enc.recipes["i"][1] == "ranks" and enc.recipes["f"][1] == "buckets"
