@@ -30,6 +30,7 @@ _EXPORTS = {
     "explain": "facet.api",
     "load_dcs": "facet.api",
     "DCSyntaxError": "facet.errors",
+    "EngineError": "facet.errors",
     "FacetError": "facet.errors",
     "FacetInputError": "facet.errors",
     "DC": "facet.language",
@@ -47,6 +48,7 @@ __all__ = [
     "DCResult",
     "DCSyntaxError",
     "Detector",
+    "EngineError",
     "FacetError",
     "FacetInputError",
     "Result",
@@ -61,7 +63,7 @@ __all__ = [
 if TYPE_CHECKING:
     from facet.api import detect, explain, load_dcs
     from facet.detector import Detector
-    from facet.errors import DCSyntaxError, FacetError, FacetInputError
+    from facet.errors import DCSyntaxError, EngineError, FacetError, FacetInputError
     from facet.language import DC, parse_dc, parse_rules, read_rules
     from facet.planner.config import Config
     from facet.result import DCResult, Result

@@ -27,9 +27,9 @@ from facet.engine.multi import MODES, count_all, shared_groups
 from facet.engine.parallel import pool
 from facet.engine.row_outputs import ROW_OUTPUTS, SCHEMAS, row_output
 from facet.engine.session import Session
-from facet.engine.spark import is_spark_frame, task_input_error
+from facet.engine.spark import is_spark_frame, spark_failure, task_input_error
 from facet.engine.warmup import loaded, run_kernels, warmup
-from facet.errors import FacetError, FacetInputError
+from facet.errors import EngineError, FacetError, FacetInputError
 from facet.language.ast import DC
 from facet.language.parser import parse_dc, parse_rules, read_rules
 from facet.language.where import parse_where
@@ -303,6 +303,28 @@ def explain(
     :func:`detect`)."""
     if output not in OUTPUTS:
         raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
+    try:
+        return _explain(data, rules, dcs, output, analyze, schema, on_warning, config, engine,
+                        master, id_column, where)  # fmt: skip
+    except Exception as err:  # noqa: BLE001 - Spark's errors as facet's
+        _raise_spark_error(err)
+        raise
+
+
+def _explain(
+    data: Any,
+    rules: RulesLike,
+    dcs: Iterable[str | DC] | None,
+    output: str,
+    analyze: bool,
+    schema: str | dict[str, str] | None,
+    on_warning: Callable[[str], None] | None,
+    config: Config | None,
+    engine: str,
+    master: str | None,
+    id_column: str | None,
+    where: str | None,
+) -> dict[str, Any]:
     opened = open_session(
         data,
         rules,
@@ -510,9 +532,7 @@ def run_detection(
             # with an error of its own: the alarm recorded that it fired
             exceeded = deadline_in(err) or monitor.fired
             if exceeded is None:
-                message = task_input_error(err)
-                if message is not None:  # bad input found inside a Spark task
-                    raise FacetInputError(message) from None
+                _raise_spark_error(err)
                 raise
             raise DeadlineExceeded(exceeded.seconds, exceeded.where) from err
         if run.pending is not None:
@@ -641,6 +661,18 @@ def _detect(
         else:
             result._blocks = table
     return result
+
+
+def _raise_spark_error(err: BaseException) -> None:
+    """``err`` as facet's error when Spark raised it: bad input found inside a task
+    (:class:`FacetInputError`), or the engine failing (:class:`EngineError`: its JVM
+    out of memory, say); otherwise nothing (the caller raises ``err``)."""
+    message = task_input_error(err)
+    if message is not None:
+        raise FacetInputError(message) from None
+    failure = spark_failure(err)
+    if failure is not None:
+        raise EngineError(failure) from err
 
 
 def _work(engine: Any, i: int) -> list[dict[str, Any]] | None:

@@ -28,6 +28,7 @@ from facet.errors import (
     EXIT_CLEAN,
     EXIT_INTERNAL,
     EXIT_VIOLATIONS,
+    EngineError,
     FacetInputError,
 )
 
@@ -800,6 +801,11 @@ def _main(argv: list[str] | None) -> int:
         if err.detail and _stderr_is_terminal():  # the DC and a caret, for a person
             print(err.detail, file=sys.stderr)
         return EXIT_BAD_INPUT
+    except EngineError as err:  # the engine failed on a sound input: what to try
+        if debug:
+            traceback.print_exc()
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return EXIT_INTERNAL
     except Terminated:
         print(f"{PROG}: terminated", file=sys.stderr)
         return 143
@@ -827,12 +833,16 @@ def _main(argv: list[str] | None) -> int:
             return 143 if terminated else 130
         if debug:
             traceback.print_exc()
-        from facet.engine.spark import task_input_error
+        from facet.engine.spark import spark_failure, task_input_error
 
         message = task_input_error(err)
         if message is not None:  # bad input found inside a Spark task (explain, say)
             print(f"{PROG}: error: {message}", file=sys.stderr)
             return EXIT_BAD_INPUT
+        failure = spark_failure(err)
+        if failure is not None:  # the engine failed outside a run (writing its report, say)
+            print(f"{PROG}: error: {failure}", file=sys.stderr)
+            return EXIT_INTERNAL
         malformed = _malformed_record(err)
         if malformed is not None:  # a later Spark action than the table's first read
             data = getattr(args, "data", None) if "args" in locals() else None

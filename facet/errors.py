@@ -8,6 +8,7 @@ from facet.language.errors import (
     EXIT_VIOLATIONS,
     DataError,
     DCSyntaxError,
+    EngineError,
     FacetError,
     FacetInputError,
 )
@@ -19,6 +20,7 @@ __all__ = [
     "EXIT_VIOLATIONS",
     "DCSyntaxError",
     "DataError",
+    "EngineError",
     "FacetError",
     "FacetInputError",
 ]

@@ -68,6 +68,21 @@ class FacetInputError(FacetError):
         return self.message
 
 
+class EngineError(FacetError):
+    """The engine failed on a sound input (Spark's JVM out of memory, say): exit 3.
+    ``str(err)`` is one line naming the failure and what to try."""
+
+    exit_code = EXIT_INTERNAL
+
+    def __init__(self, message: str) -> None:
+        message = one_line(message)
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
 class DCSyntaxError(FacetInputError):
     """A denial constraint that does not parse; names file, line and column."""
 

@@ -1074,3 +1074,56 @@ def test_a_master_url_spark_would_not_take_is_refused_before_a_jvm(master):
         f"facet: error: --master {master}: not a Spark master URL; use local[*] (or local[N]), "
         "spark://HOST:PORT, yarn, k8s://HOST:PORT, or sc://HOST for Spark Connect\n"
     )
+
+
+@pytest.mark.parametrize("mode", ["cost-trie", "freq-trie"])
+def test_dcs_sharing_a_spread_each_record_it(spark, mode):
+    """docs/semantics.md §8: every DC's JSON ``work`` holds its spreads -- in the trie
+    modes the DCs that share one spread (one shuffle) each hold its entry, ``shared_by``
+    naming them (only the first did)."""
+    rules = ["not(t.state = t'.state and t.salary > t'.salary and t.rate < t'.rate)",
+             "not(t.state = t'.state and t.zip != t'.zip and t.city = t'.city)",
+             "not(t.state = t'.state and t.salary < t'.salary and t.zip = t'.zip)"]  # fmt: skip
+    local = facet.detect(TAX, dcs=rules)
+    dist = facet.detect(TAX, dcs=rules, engine="spark", mode=mode,
+                        config=Config(spark_split_rows=2_000))  # fmt: skip
+    assert [(d.violations, d.rows_involved) for d in dist.dcs] == [
+        (d.violations, d.rows_involved) for d in local.dcs
+    ]
+    shared = [[w for w in d.work if "shared_by" in w] for d in dist.dcs]
+    assert all(len(s) == 1 for s in shared), [d.work for d in dist.dcs]
+    assert all(s[0]["shared_by"] == [0, 1, 2] and s[0]["key"] == ["state", "state"]
+               for s in shared)  # fmt: skip
+
+
+def test_a_spark_failure_is_an_engine_error_naming_its_cause(monkeypatch):
+    """An error Spark raises (its JVM through py4j: out of heap, say) is facet's
+    EngineError, one line naming the Java exception and what to try; in the CLI exit
+    3 with that line (it was Spark's traceback)."""
+    import pyspark  # noqa: F401 - (a py4j error comes only where pyspark is loaded)
+
+    from facet.engine.spark import spark_failure
+
+    class Py4JJavaError(Exception):  # py4j's, as Spark's driver raises it
+        pass
+
+    Py4JJavaError.__module__ = "py4j.protocol"
+    oom = Py4JJavaError(
+        "An error occurred while calling o233.collectToPython.\n"
+        ": java.lang.OutOfMemoryError: Java heap space\n\tat java.base/java.util.Arrays"
+    )
+    line = spark_failure(oom)
+    assert line.startswith("the Spark engine failed: java.lang.OutOfMemoryError: Java heap")
+    assert "spark.driver.memory" in line and "--out" in line and "\n" not in line
+    assert spark_failure(ValueError("x")) is None
+
+    def failing(*args, **kwargs):
+        raise oom
+
+    monkeypatch.setattr(facet.api, "_detect", failing)
+    with pytest.raises(facet.EngineError, match="OutOfMemoryError") as got:
+        facet.detect(TAX, dcs=["zip -> city"])
+    assert isinstance(got.value, facet.FacetError) and got.value.__cause__ is oom
+    from facet.cli import main
+
+    assert main(["detect", str(TAX), "--dc", "zip -> city"]) == 3

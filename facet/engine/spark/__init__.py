@@ -18,6 +18,7 @@ pyspark at module level: ``import facet`` never loads it.
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
@@ -38,3 +39,31 @@ def task_input_error(err: BaseException) -> str | None:
     from facet.engine.spark.tasks import task_input_error as in_task
 
     return in_task(err)
+
+
+#: a Java exception's name in a Spark error's text (``java.lang.OutOfMemoryError: ...``)
+_JAVA_ERROR = re.compile(r"\b((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error))\b(:[^\n]*)?")
+
+
+def spark_failure(err: BaseException) -> str | None:
+    """One line for an error Spark raised (its JVM through py4j, or a Spark Connect
+    server), naming its Java exception and what to try; ``None`` for any other
+    error (looked at only when pyspark is loaded already)."""
+    if "pyspark" not in sys.modules:
+        return None
+    module = type(err).__module__ or ""
+    if not module.startswith(("py4j", "pyspark")):
+        return None
+    text = str(err)
+    found = _JAVA_ERROR.search(text)
+    cause = (found.group(1) + (found.group(2) or "")).strip() if found else None
+    if cause is None:
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        cause = lines[0] if lines else type(err).__name__
+    hint = "rerun with --debug for Spark's trace"
+    if "OutOfMemoryError" in text or "maxResultSize" in text:
+        hint = (
+            "give Spark more memory (spark.driver.memory, spark.executor.memory, "
+            "spark.driver.maxResultSize), or write pairs and blocks to a file with --out"
+        )
+    return f"the Spark engine failed: {cause[:300]}; {hint}"

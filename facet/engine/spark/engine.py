@@ -303,6 +303,7 @@ class SparkEngine(Engine):
                 out[i] = self.count(plans[i], self.initial_groups(self.spec.normal[i]))
                 continue
             spread = self._spread(dcs[0], [key])
+            self._share_work(dcs)
             self.step(f"{len(dcs)} DCs share a shuffle: {spread.tasks} tasks")
             job = TrieJob(dcs, {i: plans[i] for i in dcs}, {i: seqs[i] for i in dcs},
                           spread.exclusive)  # fmt: skip
@@ -920,6 +921,15 @@ class SparkEngine(Engine):
                 w["largest_task_rows"] = int(row["largest"] or 0)
                 w["task_rows"] = int(row["shipped"] or 0)
                 return
+
+    def _share_work(self, dcs: list[int]) -> None:
+        """The spread recorded for ``dcs[0]`` is every DC's of ``dcs`` (one shuffle
+        serves them all): each gets the entry, ``shared_by`` naming them."""
+        first = next((w for w in reversed(self.work) if w["dc"] == dcs[0]), None)
+        if first is None:
+            return
+        first["shared_by"] = list(dcs)
+        self.work.extend({**first, "dc": i} for i in dcs[1:])
 
     def _record(self, dc: int, keys: list[tuple[str, str]], tasks: int, rows: int) -> None:
         key = {"key": keys[0], "keys": keys} if keys else {"key": None}
