@@ -1,6 +1,6 @@
 """Key and functional-dependency counts of one pair of tid sets over composite
 codes: a count plan's equality refinements and its keyed sink in one pass
-(paper §3.2 and §5, fused; docs/architecture.md "Counting sinks").
+(paper §3.2 and §5, fused; docs/architecture.md "Kernels").
 
 A count plan whose sink is keyed -- the key shape ``t.A = t'.A and t.B = t'.B``
 and the FD shape ``t.A = t'.A and t.B != t'.B`` -- refines its equalities only

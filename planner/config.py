@@ -1,4 +1,4 @@
-"""Every tunable number of facet in one place (paper §6; docs/architecture.md "Config").
+"""Every tunable number of facet in one place (paper §6; docs/architecture.md "Planner").
 
 Planning thresholds follow the paper where this code agrees with it and are
 re-derived by ``bench/`` experiments where it does not (each field says which).

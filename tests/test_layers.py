@@ -12,6 +12,7 @@ functions, and no module may take part in an import cycle.
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from pathlib import Path
 
@@ -164,3 +165,36 @@ def test_every_package_ships() -> None:
     listed = set(setuptools["packages"])
     found = {m for m, path in MODULES.items() if path.name == "__init__.py"}
     assert found == listed
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def test_architecture_names_every_module() -> None:
+    """docs/architecture.md says where each piece lives: every source module is
+    named there by its file name (``__init__.py`` aside)."""
+    text = ARCHITECTURE.read_text()
+    unnamed = sorted(
+        str(path.relative_to(ROOT))
+        for path in MODULES.values()
+        if path.name != "__init__.py" and path.name not in text
+    )
+    assert not unnamed, f"modules docs/architecture.md does not name: {unnamed}"
+
+
+def test_cited_architecture_sections_exist() -> None:
+    """A docstring citing ``docs/architecture.md "Section"`` names one of its
+    headings (by the heading's first words), so the pointer leads somewhere."""
+    headings = [
+        line.lstrip("#").strip()
+        for line in ARCHITECTURE.read_text().splitlines()
+        if line.startswith("## ")
+    ]
+    cite = re.compile(r'architecture\.md\s+"([^"]+)"')
+    missing = sorted(
+        f"{path.relative_to(ROOT)}: {name!r}"
+        for path in MODULES.values()
+        for name in cite.findall(path.read_text())
+        if not any(h.startswith(name) for h in headings)
+    )
+    assert not missing, f"cited sections with no such heading: {missing}"
