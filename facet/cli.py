@@ -20,6 +20,7 @@ import textwrap
 import threading
 import traceback
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from facet.engine import ENGINES
@@ -622,6 +623,10 @@ def run_batches(args: argparse.Namespace, rules: list[Any]) -> int:
     if args.engine != "local":
         raise FacetInputError("--append runs on the local engine only for now")
     from facet.detector import Detector
+    from facet.loading import check_path, source_name
+
+    for batch in args.append:  # a batch that is not there fails before the base runs
+        check_path(Path(batch), source_name(batch))
 
     det = Detector(
         args.data, rules or None, dcs=args.dc, schema=args.schema, mode=args.mode,

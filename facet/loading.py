@@ -626,7 +626,7 @@ def _dictionary_coded_text(path: Path, columns: list[str] | None) -> list[str]:
     return sorted(text - plain)
 
 
-def _check_path(path: Path, name: str) -> None:
+def check_path(path: Path, name: str) -> None:
     """A path facet can open: it exists, is a regular file, and has a UTF-8 name."""
     if path.is_symlink() and not path.exists():
         raise DataError(
@@ -674,7 +674,7 @@ def load(data: Any, columns: list[str] | None = None) -> Source:
     name = source_name(data)
     if isinstance(data, str | os.PathLike):
         path = Path(data)
-        _check_path(path, name)
+        check_path(path, name)
         try:
             source = _load_path(path, name, columns)
             if not source.text:  # a file's buffers are checked before any kernel reads them

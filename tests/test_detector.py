@@ -262,3 +262,14 @@ def test_append_reports_stream_and_name_every_part(tmp_path):
     ]
     assert "base.csv + b1.csv: 3 rows" in proc.stdout
     assert "base.csv + 1 earlier batch + b2.csv: 5 rows" in proc.stdout
+    # JSON is one document at the end: a bad batch leaves stdout empty (semantics §11)
+    proc = subprocess.run([*exe, *args, "--format", "json"], capture_output=True, text=True,
+                          cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == "" and "bad.csv" in proc.stderr
+    # a batch file that is not there fails before the base runs
+    missing = ["--append", "b1.csv", "--append", "nope.csv"]
+    proc = subprocess.run([*exe, *missing], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert (
+        proc.stderr.strip() == "facet: error: cannot read 'nope.csv': no such file; check the path"
+    )
