@@ -811,9 +811,11 @@ def _row_output(
     t = time.perf_counter()
     table = row_output(session, output, result.total_violations)
     written = None
-    if "dc" in table.column_names:  # components and suspects span all DCs
+    if "dc" in table.column_names:
         dcs = table.column("dc").to_numpy()
         written = [int(np.count_nonzero(dcs == res.id)) for res in result.dcs]
+    else:  # components and suspects span all DCs
+        result.written = table.num_rows
     _share_output_time(result, time.perf_counter() - t, written)
     monitor.advance(table.num_rows)
     if out_path is not None:

@@ -70,6 +70,9 @@ class Result:
     _frame: Any = None
     #: ``tuples``, ``cells`` or ``components`` kept (no ``out``)
     _rows: pa.Table | None = None
+    #: rows of a ``components`` or ``suspects`` output, which span every DC (the
+    #: per-DC outputs count theirs in each DC's ``written``)
+    written: int | None = None
 
     @property
     def total_violations(self) -> int:
@@ -92,6 +95,8 @@ class Result:
             "dcs": [x.to_dict() for x in self.dcs],
             "warnings": list(self.warnings),
         }
+        if self.written is not None:
+            d["written"] = self.written
         if self.out is not None:
             d["out"] = self.out
         return d

@@ -143,3 +143,126 @@ def component_labels(parent, seen):
         sizes[j] = size[r]
         j += 1
     return tids, comp, sizes
+
+
+@njit(cache=True, nogil=True)
+def _heap_push(hk, hv, size, key, val):
+    i = size
+    hk[i] = key
+    hv[i] = val
+    while i > 0:
+        up = (i - 1) >> 1
+        if hk[up] >= hk[i]:
+            break
+        hk[up], hk[i] = hk[i], hk[up]
+        hv[up], hv[i] = hv[i], hv[up]
+        i = up
+    return size + 1
+
+
+@njit(cache=True, nogil=True)
+def _heap_pop(hk, hv, size):
+    size -= 1
+    hk[0] = hk[size]
+    hv[0] = hv[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and hk[c + 1] > hk[c]:
+            c += 1
+        if hk[i] >= hk[c]:
+            break
+        hk[c], hk[i] = hk[i], hk[c]
+        hv[c], hv[i] = hv[i], hv[c]
+        i = c
+    return size
+
+
+@njit(cache=True, nogil=True)
+def union_dominance(parent, seen, buf, desc, codes, pa, pb, po):
+    """Join the rows of every violation of one or two order predicates ``t.x_k op_k
+    t'.y_k`` (``pa``/``pb``: code rows, ``po``: operator codes, 2-5) inside each group
+    ``(L, R)`` (as :func:`union_groups` reads them), without listing pairs or blocks.
+
+    A sweep over the group's rows by the first predicate's values puts every ``t'``
+    row ``b`` that the first predicate admits for the next ``t`` row ``a`` into a
+    max-heap keyed by its second operand (oriented so that the second predicate
+    reads ``key(b) > v(a)``, or ``>=``).  ``a`` violates with exactly the heap's
+    rows above ``v(a)``: they are popped and joined with ``a``, and the one with
+    the largest key is pushed back for them all -- a later row that reaches any of
+    them reaches that one, and it is in their component.  Each row is pushed once
+    and each ``t`` row pushes back once: ``O((|L| + |R|) log)`` per group.  A popped
+    row equal to ``a`` (the pair ``(a, a)``) joins nothing.  Rows NULL in an
+    operand take no part."""
+    k = pa.shape[0]
+    s1 = 1 if po[0] >= 4 else -1  # > >=: the t' value below; < <=: above (negated)
+    strict1 = po[0] == 2 or po[0] == 4
+    s2 = 1
+    strict2 = True
+    if k == 2:
+        s2 = 1 if po[1] <= 3 else -1  # < <=: the t' value above v; > >=: below (negated)
+        strict2 = po[1] == 2 or po[1] == 4
+    big = 0
+    for g in range(desc.shape[0]):
+        m = (desc[g, 1] - desc[g, 0]) - (desc[g, 3] - desc[g, 2])
+        m += (desc[g, 5] - desc[g, 4]) - (desc[g, 7] - desc[g, 6])
+        big = max(big, m)
+    ev = np.empty(big, np.int64)  # event sort keys: 2 * first key + (0 or 1)
+    row = np.empty(big, np.int64)
+    second = np.empty(big, np.int64)
+    hk = np.empty(big + 1, np.int64)
+    hv = np.empty(big + 1, np.int64)
+    # at equal first keys, strict: t rows (queries) first; else t' rows (insertions) first
+    q_slot = 0 if strict1 else 1
+    i_slot = 1 - q_slot
+    for g in range(desc.shape[0]):
+        m = 0
+        i = _first(desc[g, 0], desc[g, 2], desc[g, 3])
+        while i < desc[g, 1]:
+            t = buf[i]
+            x1 = codes[pa[0], t]
+            x2 = codes[pa[k - 1], t]
+            if x1 >= 0 and x2 >= 0:
+                ev[m] = 2 * (s1 * np.int64(x1)) + q_slot
+                row[m] = t
+                second[m] = s2 * np.int64(x2) if k == 2 else 0
+                m += 1
+            i = _next(i, desc[g, 2], desc[g, 3])
+        i = _first(desc[g, 4], desc[g, 6], desc[g, 7])
+        while i < desc[g, 5]:
+            u = buf[i]
+            y1 = codes[pb[0], u]
+            y2 = codes[pb[k - 1], u]
+            if y1 >= 0 and y2 >= 0:
+                ev[m] = 2 * (s1 * np.int64(y1)) + i_slot
+                row[m] = u
+                second[m] = s2 * np.int64(y2) if k == 2 else 1
+                m += 1
+            i = _next(i, desc[g, 6], desc[g, 7])
+        if m < 2:
+            continue
+        order = np.argsort(ev[:m])
+        size = 0
+        for j in range(m):
+            e = order[j]
+            if (ev[e] & 1) == i_slot:
+                size = _heap_push(hk, hv, size, second[e], row[e])
+                continue
+            a = row[e]
+            v = second[e]
+            top_key = 0
+            top_row = -1
+            while size > 0 and (hk[0] > v or (not strict2 and hk[0] == v)):
+                b = hv[0]
+                if top_row < 0:
+                    top_key, top_row = hk[0], b
+                size = _heap_pop(hk, hv, size)
+                if b != a:
+                    seen[a] = True
+                    seen[b] = True
+                    _union(parent, a, b)
+            if top_row >= 0:
+                size = _heap_push(hk, hv, size, top_key, top_row)
+    return big

@@ -10,6 +10,7 @@ Every predicate is oriented so that ``t`` is on the left:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from facet.language.ast import DC, Col, Const, Predicate
@@ -67,6 +68,10 @@ class NormalDC:
     preds: tuple[PairPredicate, ...]
     #: predicates run in another shape than written, each as "... run as ..." (explain)
     rewrites: tuple[str, ...] = ()
+    #: the two-tuple predicates as written (oriented with ``t`` first), before
+    #: :func:`equalities_from_bounds` merged any: what reads the DC as its user
+    #: wrote it (the suspects' strong columns) takes these
+    written: tuple[PairPredicate, ...] = ()
 
     def side_filters(self, side: int) -> list[RowFilter]:
         return [f for f in self.filters if f.side == side]
@@ -98,7 +103,7 @@ def normalize(dc: DC) -> NormalDC:
         for p in merged
         if p.op == "=" and sum((q.a, q.b) == (p.a, p.b) for q in dict.fromkeys(preds)) > 1
     )
-    return NormalDC(dc, dc.arity, tuple(filters), merged, rewrites)
+    return NormalDC(dc, dc.arity, tuple(filters), merged, rewrites, tuple(dict.fromkeys(preds)))
 
 
 def equalities_from_bounds(preds: list[PairPredicate]) -> tuple[PairPredicate, ...]:
@@ -116,6 +121,24 @@ def equalities_from_bounds(preds: list[PairPredicate]) -> tuple[PairPredicate, .
             p = PairPredicate(p.a, "=", p.b)
         out.append(p)
     return tuple(dict.fromkeys(out))
+
+
+#: the relations between two values each order predicate admits (less, equal, greater)
+_LT, _EQ, _GT = 1, 2, 4
+_ADMITS = {"<": _LT, "<=": _LT | _EQ, "=": _EQ, "!=": _LT | _GT, ">=": _EQ | _GT, ">": _GT}
+
+
+def contradictory(preds: Iterable[PairPredicate]) -> bool:
+    """Whether no pair of rows can satisfy ``preds`` together: two predicates on the
+    same operands that admit no common relation (``t.X < t'.X and t.X > t'.X``, or
+    ``t.X = t'.X and t.X != t'.X``).  A DC joined with its mirror image is often
+    such a DC (``t.X > t'.X`` mirrored is ``t.X < t'.X``), so its count is 0 without
+    running it."""
+    admits: dict[tuple[str, str], int] = {}
+    for p in preds:
+        key = (p.a, p.b)
+        admits[key] = admits.get(key, _LT | _EQ | _GT) & _ADMITS[p.op]
+    return any(m == 0 for m in admits.values())
 
 
 def side_columns(nd: NormalDC, side: int) -> list[str]:

@@ -16,7 +16,13 @@ from hypothesis import strategies as st
 
 from facet.kernels.bhsm import refine_bhsm
 from facet.kernels.common import OP_FLIP
-from facet.kernels.components import component_labels, union_blocks, union_groups, union_pairs
+from facet.kernels.components import (
+    component_labels,
+    union_blocks,
+    union_dominance,
+    union_groups,
+    union_pairs,
+)
 from facet.kernels.count import LOPSIDED, _count_two, count_groups, count_keyed
 from facet.kernels.decompose import refine_decompose
 from facet.kernels.expand import sides_to_lists
@@ -515,6 +521,48 @@ def test_union_groups_equals_union_blocks_over_lists(case):
     lo, lv = sides_to_lists(buf, desc, 0)
     ro, rv = sides_to_lists(buf, desc, 4)
     union_blocks(want_parent, want_seen, lo, lv.astype(np.int64), ro, rv.astype(np.int64))
+    got = component_labels(got_parent, got_seen)
+    want = component_labels(want_parent, want_seen)
+    assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+
+
+@SETTINGS
+@given(
+    case=_holed_groups(),
+    data=st.data(),
+)
+def test_union_dominance_equals_union_over_its_pairs(case, data):
+    """The sweep-and-heap components of one or two order predicates join exactly
+    the rows union-find over every violating pair ``(a, b)``, ``a != b``, of each
+    group joins (holes, repeated rows, NULL codes, every operator)."""
+    n, buf, desc = case
+    k = data.draw(st.integers(1, 2))
+    codes = np.asarray(
+        data.draw(st.lists(st.lists(st.integers(-1, 3), min_size=n, max_size=n),
+                           min_size=4, max_size=4)), np.int32)  # fmt: skip
+    pa = np.asarray(data.draw(st.lists(st.integers(0, 3), min_size=k, max_size=k)), np.int64)
+    pb = np.asarray(data.draw(st.lists(st.integers(0, 3), min_size=k, max_size=k)), np.int64)
+    po = np.asarray(data.draw(st.lists(st.integers(2, 5), min_size=k, max_size=k)), np.int64)
+    ops = {2: lambda x, y: x < y, 3: lambda x, y: x <= y, 4: lambda x, y: x > y,
+           5: lambda x, y: x >= y}  # fmt: skip
+    want_parent, want_seen = np.arange(n, dtype=np.int64), np.zeros(n, np.bool_)
+    lo, lv = sides_to_lists(buf, desc, 0)
+    ro, rv = sides_to_lists(buf, desc, 4)
+    t1, t2 = [], []
+    for g in range(len(desc)):
+        for a in lv[lo[g] : lo[g + 1]]:
+            for b in rv[ro[g] : ro[g + 1]]:
+                if a != b and all(
+                    codes[pa[i], a] >= 0
+                    and codes[pb[i], b] >= 0
+                    and ops[int(po[i])](codes[pa[i], a], codes[pb[i], b])
+                    for i in range(k)
+                ):
+                    t1.append(a)
+                    t2.append(b)
+    union_pairs(want_parent, want_seen, np.asarray(t1, np.int64), np.asarray(t2, np.int64))
+    got_parent, got_seen = np.arange(n, dtype=np.int64), np.zeros(n, np.bool_)
+    union_dominance(got_parent, got_seen, buf, desc, codes, pa, pb, po)
     got = component_labels(got_parent, got_seen)
     want = component_labels(want_parent, want_seen)
     assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))

@@ -172,7 +172,8 @@ def suspects_from(rules: list, pairs_by_dc: dict[int, set]) -> list[tuple]:
     uncovered violations goes first (ties: the cell whose column that DC's side
     compares with != or an order or a constant in more of them, then the lower
     tid, then the column's place)."""
-    from facet.language.normalize import EQUALITY, normalize
+    from facet.language.ast import Col
+    from facet.language.normalize import normalize
 
     normal = [normalize(dc) for dc in rules]
 
@@ -189,23 +190,25 @@ def suspects_from(rules: list, pairs_by_dc: dict[int, set]) -> list[tuple]:
     sides = [(side(nd, 0), side(nd, 1) if nd.arity == 2 else []) for nd in normal]
     names = list(dict.fromkeys(c for dc in rules for c in named(dc)))
 
-    def strong(nd, s: int) -> set[str]:
+    def strong(dc, s: int) -> set[str]:
         """!=, an order, or a constant: strong; a column compared only with = is weak
-        (t.a = t'.a, t.a = t.b, t.a = t.a)."""
-        cols = {p.a if s == 0 else p.b for p in nd.preds if p.cls != EQUALITY}
-        for f in nd.filters:
-            if f.side == s and (f.op != "=" or not isinstance(f.other, str)):
-                cols |= {f.column} | ({f.other} if isinstance(f.other, str) else set())
+        (t.a = t'.a, t.a = t.b, t.a = t.a) -- as the DC is written (t.a <= t'.a and
+        t.a >= t'.a, which runs as t.a = t'.a, reads a strong)."""
+        cols = set()
+        for p in dc.predicates:
+            ends = [c for c in (p.left, p.right) if isinstance(c, Col)]
+            if p.op == "=" and len(ends) == 2:
+                continue
+            cols |= {c.name for c in ends if (c.tuple if dc.arity == 2 else 0) == s}
         return cols
 
     edges = []
     for i, pairs in pairs_by_dc.items():
         for p in pairs:
             a, b = p if isinstance(p, tuple) else (p, None)
-            nd = normal[i]
-            cells = {(a, c): c in strong(nd, 0) for c in sides[i][0]}
+            cells = {(a, c): c in strong(rules[i], 0) for c in sides[i][0]}
             if b is not None:
-                cells |= {(b, c): c in strong(nd, 1) for c in sides[i][1]}
+                cells |= {(b, c): c in strong(rules[i], 1) for c in sides[i][1]}
             edges.append(cells)
     out = []
     while edges:
@@ -261,7 +264,8 @@ def test_suspects_refuse_more_violations_than_the_budget(tmp_path):
     from facet.planner.config import Config
 
     table = pa.table({"a": [1] * 30, "b": list(range(30))})
-    with pytest.raises(FacetError, match="suspect_violations"):
+    # (the message names the violations there are: 30 x 29)
+    with pytest.raises(FacetError, match=r"have 870 violations to cover, more than the 100"):
         facet.detect(
             table, dcs=["a -> b"], output="suspects", config=Config(suspect_violations=100)
         )
@@ -279,11 +283,13 @@ def test_suspects_refuse_more_violations_than_the_budget(tmp_path):
     out = tmp_path / "s.parquet"
     r = subprocess.run(
         [sys.executable, "-m", "facet", "detect", str(csv), "--dc", "a -> b", "--output",
-         "suspects", "--out", str(out)], capture_output=True, text=True,
+         "suspects", "--out", str(out), "--format", "json"], capture_output=True, text=True,
     )  # fmt: skip
     assert r.returncode in (0, 1), r.stderr
     got = pq.read_table(out)
     assert got.schema.names == ["tid", "column", "score", "rank"] and got.num_rows > 0
+    # suspects span every DC: the document says how many rows were written
+    assert json.loads(r.stdout)["written"] == got.num_rows
 
 
 @PROPERTY
@@ -317,6 +323,50 @@ def test_components_of_equalities_and_one_order_predicate_never_list_blocks(data
     assert got == components_from({0: naive_pairs(table, dc)}), dc.canonical()
 
 
+@PROPERTY
+@given(data=st.data())
+def test_components_of_equalities_and_two_order_predicates_never_list_blocks(data):
+    """``_dominance_components``: a DC of equalities and one or two order predicates
+    ``t.x op t'.y`` (any columns, cross-column too), whole-table or scoped by
+    ``where``, gets its components by a sweep and a heap over the count plan's
+    equality groups -- the blocks are never listed -- equal to the components of
+    the naive pairs (in scope)."""
+    from facet.language.ast import DC, Col, Predicate
+
+    table, kinds = data.draw(tables(max_rows=30))
+    cols = range(len(kinds))
+    preds = [
+        Predicate(Col(0, f"c{j}"), "=", Col(1, f"c{j}"))
+        for j in data.draw(st.lists(st.sampled_from(cols), max_size=2, unique=True))
+    ]
+    for _ in range(data.draw(st.integers(1, 2))):
+        x = data.draw(st.sampled_from(cols))
+        same = [j for j in cols if (kinds[j] == "str") == (kinds[x] == "str")]
+        y = data.draw(st.sampled_from(same))
+        op = data.draw(st.sampled_from(["<", "<=", ">", ">="]))
+        preds.append(Predicate(Col(0, f"c{x}"), op, Col(1, f"c{y}")))
+    dc = DC(tuple(preds))
+    nulls = data.draw(st.sampled_from([None, *cols]))  # scope: c is null, or c is not null
+    negate = data.draw(st.booleans())
+    scope = None if nulls is None else f"{'not ' if negate else ''}c{nulls} is null"
+    res = facet.detect(table, dcs=[dc], where=scope)
+    engine = res._session.engine
+
+    def no_blocks(*args, **kwargs):
+        raise AssertionError("blocks listed")
+
+    if 1 <= sum(p.cls == INEQUALITY for p in normalize(dc).preds) <= 2:
+        engine.blocks = no_blocks
+    pairs = naive_pairs(table, dc)
+    if nulls is not None:  # (the rows where c = c holds are those not NULL in c)
+        c = Col(0, f"c{nulls}")
+        valued = naive_pairs(table, DC((Predicate(c, "=", c),)))
+        inside = valued if negate else set(range(table.num_rows)) - valued
+        pairs = {p for p in pairs if p[0] in inside or p[1] in inside}
+    got = _rows(res.components())
+    assert got == components_from({0: pairs}), (dc.canonical(), scope)
+
+
 def test_cells_come_in_the_order_the_dc_names_their_columns():
     """docs/outputs.md: by dc, tid, then the column's first appearance in the DC --
     across both sides, row filters included."""
@@ -334,3 +384,43 @@ def test_a_column_a_row_filter_compares_only_with_equals_is_weak():
     got = facet.detect(table, dcs=["not(t.a = t.a)", "not(t.b >= 2)"], output="suspects")
     rows = got.suspects().to_pylist()
     assert [(r["tid"], r["column"]) for r in rows] == [(1, "b"), (0, "a"), (1, "a")]
+
+
+@pytest.mark.parametrize(
+    "dc",
+    [
+        "not(t.K = t'.K and t.X <= t'.X and t.X >= t'.X)",
+        "not(t.K = t'.K and t.X = t'.X and t.X >= t'.X)",
+        "not(t.K = t'.K and t.X <= t'.X)",
+    ],
+)
+def test_a_column_compared_with_an_order_as_written_is_strong(dc):
+    """docs/outputs.md: a column compared only with ``=`` is weak, the others strong --
+    as the DC is written: ``<=`` with ``>=`` runs as ``=`` (language/normalize.py) but
+    ``X`` stays strong, so the tie goes to ``X`` before ``K`` (it went to ``K``)."""
+    table = pa.table({"K": [1, 1], "X": [5, 5]})
+    got = facet.detect(table, dcs=[dc], output="suspects").suspects().to_pylist()
+    assert (got[0]["tid"], got[0]["column"]) == (0, "X")
+
+
+@pytest.mark.parametrize(
+    ("dc", "counts"),
+    [
+        ("not(t.X > t'.X and t.Y < t'.Y)", 1),  # mirrored: t.X < t'.X too -- none
+        ("not(t.K = t'.K and t.X <= t'.X and t.Y != t'.Y)", 2),  # t.X = t'.X: some
+        ("not(t.K = t'.K and t.X != t'.Y)", 2),
+    ],
+)
+def test_partners_skip_a_mirror_image_no_pair_can_satisfy(dc, counts):
+    """``tuples``' partners count the DC joined with its mirror image; when that joins
+    ``t.X > t'.X`` with ``t.X < t'.X`` no pair satisfies it, so it is not run (it was a
+    four-inequality count, 20x the DC's own), and the answer still equals the pairs'."""
+    table = pa.table({"K": [1, 1, 1, 2, 2], "X": [1, 2, 2, 3, 1], "Y": [5, 4, 4, 2, 5]})
+    res = facet.detect(table, dcs=[dc])
+    engine = res._session.engine
+    calls = []
+    degrees = engine.degrees
+    engine.degrees = lambda *a, **k: calls.append(1) or degrees(*a, **k)
+    got = _rows(res.tuples())
+    assert len(calls) == counts
+    assert got == tuples_from({0: naive_pairs(table, facet.parse_dc(dc)[0])})

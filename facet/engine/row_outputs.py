@@ -36,7 +36,13 @@ import numpy as np
 import pyarrow as pa
 
 from facet.kernels.common import LE, LHE, LHS, LS, RE, RHE, RHS, RS
-from facet.kernels.components import component_labels, union_blocks, union_groups, union_pairs
+from facet.kernels.components import (
+    component_labels,
+    union_blocks,
+    union_dominance,
+    union_groups,
+    union_pairs,
+)
 from facet.kernels.expand import sides_to_lists
 from facet.kernels.partners import empty_partners, sample_partners
 from facet.kernels.suspects import greedy_cover
@@ -47,6 +53,7 @@ from facet.language.normalize import (
     NormalDC,
     PairPredicate,
     RowFilter,
+    contradictory,
     equalities_from_bounds,
     side_columns,
     text_order,
@@ -98,7 +105,8 @@ def strong_columns(nd: NormalDC, side: int) -> set[str]:
     """Columns of one side that a !=, an order or a constant comparison reads:
     a change there removes the violation where the DC's equalities hold (an
     FD's right-hand side, not its left)."""
-    out = {p.a if side == 0 else p.b for p in nd.preds if p.cls != EQUALITY}
+    written = nd.written or nd.preds  # (as written: t.X <= t'.X and t.X >= t'.X is strong)
+    out = {p.a if side == 0 else p.b for p in written if p.cls != EQUALITY}
     for f in nd.filters:
         if f.side == side and (f.op != "=" or not isinstance(f.other, str)):
             out.add(f.column)  # (t.a = t.b and t.a = t.a compare with = only: weak)
@@ -116,6 +124,8 @@ def _degrees(session: Session, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     mirror = mirrored(nd)
     if set(mirror.preds) == set(nd.preds) and set(mirror.filters) == set(nd.filters):
         return deg.left, deg.right, deg.left
+    if contradictory(mirror.preds):  # (t.X > t'.X: no row pair violates both ways)
+        return deg.left, deg.right, np.zeros_like(deg.left)
     groups = engine.initial_groups(mirror)
     sides = engine.sides(groups)
     stats = engine.statistics(groups) if needs_statistics(mirror, "count", session.config) else None
@@ -172,18 +182,19 @@ def _cells(dc: int, tids: np.ndarray, cols: list[str], per_col: dict[str, Any]) 
     k = len(cols)
     if k == 0 or len(tids) == 0:
         return CELLS_SCHEMA.empty_table()
-    counts = np.stack([np.broadcast_to(np.asarray(per_col[c], np.int64), len(tids)) for c in cols],
-                      axis=1).ravel()  # fmt: skip
-    tid = np.repeat(tids, k)
-    col = np.tile(np.arange(k), len(tids))
-    keep = counts > 0
-    names = pa.DictionaryArray.from_arrays(pa.array(col[keep], pa.int32()), pa.array(cols))
+    counts = np.empty((len(tids), k), np.int64)
+    for j, c in enumerate(cols):
+        counts[:, j] = per_col[c]
+    flat = counts.ravel()
+    kept = np.flatnonzero(flat)  # (tid, column) slots with violations, by tid then column
+    col = (kept % k).astype(np.int32)
+    names = pa.DictionaryArray.from_arrays(pa.array(col), pa.array(cols))
     return pa.table(
         {
-            "tid": pa.array(tid[keep], pa.int64()),
+            "tid": pa.array(np.asarray(tids, np.int64)[kept // k], pa.int64()),
             "column": names.cast(pa.string()),
-            "dc": pa.array(np.full(int(keep.sum()), dc), pa.int64()),
-            "violations": pa.array(counts[keep], pa.int64()),
+            "dc": pa.array(np.full(len(kept), dc, np.int64), pa.int64()),
+            "violations": pa.array(flat[kept], pa.int64()),
         },
         schema=CELLS_SCHEMA,
     )
@@ -201,6 +212,8 @@ def components_table(session: Session) -> pa.Table:
             union_pairs(parent, seen, rows, np.full(len(rows), -1, np.int64))
             continue
         if _one_order_components(session, i, parent, seen):
+            continue
+        if _dominance_components(session, i, parent, seen):
             continue
         plan = session.plan(i, "blocks")
         for groups in engine.blocks(plan, session.initial(i)):
@@ -267,6 +280,36 @@ def _one_order_components(session: Session, i: int, parent: np.ndarray, seen: np
     return True
 
 
+def _dominance_components(session: Session, i: int, parent: np.ndarray, seen: np.ndarray) -> bool:
+    """Components of a DC made of equalities and one or two order predicates,
+    over any initial pairs (a scoped run's too), without listing blocks: the
+    count plan's equalities, then per group a sweep on the first order predicate
+    with a heap on the second (:func:`facet.kernels.components.union_dominance`,
+    ``O(n log n)``; blocks would list the small groups' pairs one by one).  True:
+    done; False: not that shape."""
+    engine = session.engine
+    ctx = getattr(engine, "ctx", None)
+    plan = session.plan(i, "count")
+    sink = plan.sink if plan is not None else None
+    if (
+        ctx is None
+        or sink is None
+        or sink.kind == KEYED
+        or not 1 <= len(sink.inequalities) <= 2
+        or sink.nonequalities
+        or any(p.cls != EQUALITY for st in plan.stages for p in st.preds)
+    ):
+        return False
+    groups = session.initial(i)
+    for stage in plan.stages:
+        groups = engine.refine(groups, stage)
+    if getattr(groups, "desc", None) is None:
+        return False
+    pa, pb, po = ctx.predicate_arrays(list(sink.inequalities))
+    union_dominance(parent, seen, groups.buf, groups.desc, ctx.codes, pa, pb, po)
+    return True
+
+
 def sampled_partners(
     session: Session, i: int, wanted: np.ndarray, k: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -291,11 +334,12 @@ def sampled_partners(
     return out, role, got
 
 
-def _over_budget(budget: int) -> FacetInputError:
+def _over_budget(budget: int, total: int | None = None) -> FacetInputError:
+    have = f"{total:,} violations" if total is not None else f"more than {budget:,} violations"
     return FacetInputError(
-        f"--output suspects: the DCs have more than {budget:,} violations to "
-        "cover (Config.suspect_violations); use --output cells (violations per "
-        "cell, never listing pairs) or narrow the DCs"
+        f"--output suspects: the DCs have {have} to cover, more than the "
+        f"{budget:,} it lists at most (Config.suspect_violations); use --output cells "
+        "(violations per cell, never listing pairs) or narrow the DCs"
     )
 
 
@@ -311,7 +355,7 @@ def suspects_table(session: Session, total: int | None = None) -> pa.Table:
     width = max(len(names), 1)
     budget = min(session.config.suspect_violations, (1 << 31) - 1)  # the kernel's bound
     if total is not None and total > budget:
-        raise _over_budget(budget)
+        raise _over_budget(budget, total)
     chunks: list[np.ndarray] = []
     strong: list[np.ndarray] = []
     widths: list[int] = []
