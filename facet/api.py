@@ -44,6 +44,7 @@ from facet.progress import (
     deadline_in,
     human_bytes,
     kernels_cache_cold,
+    parse_bytes,
 )
 from facet.result import DCResult, Result
 from facet.sinks.arrow import BLOCK_SCHEMA, PAIR_SCHEMA
@@ -138,6 +139,12 @@ def open_session(
     scope = None if where is None else parse_where(where)
     if scope is not None and engine == "spark":
         raise FacetInputError("--where runs on the local engine only for now; drop --engine spark")
+    if id_column is not None and engine != "spark":
+        raise FacetInputError(
+            f"id_column '{id_column}': row ids come from a column on the Spark engine only; "
+            "the local engine numbers rows by position (docs/semantics.md §3): drop it, or "
+            "run with engine='spark'"
+        )
     use = analyze(dc_list + ([] if scope is None else scope.dcs()))
     monitor = monitor or Monitor()
     if engine == "spark":
@@ -615,6 +622,8 @@ def _detect(
     session.limit = None if sort else limit  # (sorted: every pair is listed)
     if out_path is None:
         _check_memory(session, results, output, limit)
+        if session.engine.name == "spark":
+            _check_spark_driver(session, results, output, limit)
     elif sort and limit is None:  # one DC's pairs at a time are held to be sorted
         _check_memory(session, results, output, limit, each=True)
     schema_out = PAIR_SCHEMA if output == "pairs" else BLOCK_SCHEMA
@@ -712,24 +721,7 @@ def _check_memory(
     available = available_memory()
     if available is None:
         return
-    need: list[int] = []
-    for i, res in enumerate(results):
-        n = res.violations if limit is None else min(res.violations, limit)
-        if output == "pairs" or res.arity == 1:
-            need.append(n * PAIR_BYTES if output == "pairs" else n * 8)
-            continue
-        plan = session.plan(i, "blocks")
-        assert plan is not None  # a two-tuple DC
-        side = plan.left_rows + plan.right_rows
-        tids = float(side)
-        for stage in plan.stages:
-            if stage.algorithm == "cdq":
-                tids *= max(1.0, math.log2(max(stage.cardinality or session.rows, 2)))
-        # a block of k tids stands for about k / 2 pairs or more
-        tids = min(tids, 2.0 * res.violations + side)
-        if limit is not None:
-            tids = min(tids, float(limit) * side)
-        need.append(int(tids * 8))
+    need = _pairs_memory(session, results, output, limit)
     total = max(need, default=0) if each else sum(need)
     if total <= available:
         return
@@ -750,6 +742,64 @@ def _check_memory(
         "available; stream them to a file with --out FILE, keep fewer with --limit N, "
         "or count only with --output count"
     )
+
+
+#: bytes the Spark driver's JVM holds for each pair it collects (the tasks' Arrow
+#: results and their copies on the way to Python), measured: 6M pairs fit its
+#: default 1 GiB heap, 10M overran it -- and Spark then hung, its result thread dead
+SPARK_DRIVER_PAIR_BYTES = 128
+
+
+def _check_spark_driver(
+    session: Session, results: list[DCResult], output: str, limit: int | None
+) -> None:
+    """Refuse (exit 2) pairs or blocks collected without ``--out`` on the Spark
+    engine that would not fit in its driver's JVM heap (``spark.driver.memory``),
+    before any job lists them: past it the JVM fails, or hangs."""
+    spark = session.engine.table.frame.sparkSession
+    setting = str(spark.conf.get("spark.driver.memory", "1g") or "1g")
+    try:  # (a bare number is MiB)
+        heap = parse_bytes(setting if setting[-1:].isalpha() else setting + "m")
+    except ValueError:
+        return
+    need = _pairs_memory(session, results, output, limit)
+    total = sum(need) * SPARK_DRIVER_PAIR_BYTES // PAIR_BYTES
+    if total <= heap * 9 // 10:
+        return
+    i = max(range(len(need)), key=need.__getitem__)
+    n = results[i].violations if limit is None else min(results[i].violations, limit)
+    what = f"its {n:,} violating pairs" if output == "pairs" else "its blocks"
+    raise FacetInputError(
+        f"{_describe(session.dcs[i], i)}: collecting {what} on the Spark driver takes about "
+        f"{human_bytes(total)} of its JVM heap, more than its {setting} (spark.driver.memory) "
+        "holds; have the executors write them with --out FILE, keep fewer with --limit N, "
+        "or give the driver more memory (spark.driver.memory)"
+    )
+
+
+def _pairs_memory(
+    session: Session, results: list[DCResult], output: str, limit: int | None
+) -> list[int]:
+    """Bytes each DC's pairs (or blocks, estimated) take kept in memory."""
+    need: list[int] = []
+    for i, res in enumerate(results):
+        n = res.violations if limit is None else min(res.violations, limit)
+        if output == "pairs" or res.arity == 1:
+            need.append(n * PAIR_BYTES if output == "pairs" else n * 8)
+            continue
+        plan = session.plan(i, "blocks")
+        assert plan is not None  # a two-tuple DC
+        side = plan.left_rows + plan.right_rows
+        tids = float(side)
+        for stage in plan.stages:
+            if stage.algorithm == "cdq":
+                tids *= max(1.0, math.log2(max(stage.cardinality or session.rows, 2)))
+        # a block of k tids stands for about k / 2 pairs or more
+        tids = min(tids, 2.0 * res.violations + side)
+        if limit is not None:
+            tids = min(tids, float(limit) * side)
+        need.append(int(tids * 8))
+    return need
 
 
 def _counts_file(result: Result, path: str) -> Any:
@@ -852,7 +902,7 @@ def _frames_output(
 
     if out_path is not None:
         run.pending = TableWriter(out_path, schema)
-        write_frames(frames, out_path, schema, run.pending.write, advance)
+        write_frames(frames, out_path, schema, run.pending.write, advance, monitor.dc_started)
     else:
         table = frames[0]
         for f in frames[1:]:

@@ -492,6 +492,10 @@ def _rules(args: argparse.Namespace) -> list[Any]:
 def _check_engine(args: argparse.Namespace) -> None:
     if args.master is not None and args.engine != "spark":
         raise FacetInputError(f"--master {args.master} needs --engine spark")
+    if args.engine == "spark" and not args.debug:  # one line, not py4j's tracebacks
+        from facet.engine.spark.connect import quiet_console
+
+        quiet_console()
 
 
 def run_explain(args: argparse.Namespace) -> int:

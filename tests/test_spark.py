@@ -1132,3 +1132,134 @@ def test_a_spark_failure_is_an_engine_error_naming_its_cause(monkeypatch):
     from facet.cli import main
 
     assert main(["detect", str(TAX), "--dc", "zip -> city"]) == 3
+
+
+def test_a_jvm_that_stopped_answering_is_one_line_naming_its_logged_cause(monkeypatch, tmp_path):
+    """A JVM that died (out of heap while collecting pairs, a probe's finding) breaks
+    py4j's connection: the errors that follow (ConnectionRefusedError, py4j's network
+    error) were an "internal error" after pages of py4j's and pyspark's tracebacks.
+    They are now the engine's failure, naming the Java exception the JVM's log holds;
+    the command line silences py4j's logging and the accumulator server's traceback."""
+    import logging
+
+    import pyspark  # noqa: F401 - (looked at only where pyspark is loaded)
+
+    from facet.engine.spark import connect, spark_failure
+
+    log = tmp_path / "facet-spark.log"
+    log.write_text("WARN something\njava.lang.OutOfMemoryError: Java heap space\n\tat x.y\n")
+    monkeypatch.setattr(connect, "JVM_LOG", str(log))
+
+    class Py4JNetworkError(Exception):  # py4j's, as a broken connection raises it
+        pass
+
+    Py4JNetworkError.__module__ = "py4j.protocol"
+    for err in (ConnectionRefusedError(111, "Connection refused"), EOFError(),
+                Py4JNetworkError("Error while sending or receiving")):  # fmt: skip
+        line = spark_failure(err)
+        assert line.startswith("the Spark engine failed: its JVM stopped answering "
+                               "(java.lang.OutOfMemoryError: Java heap space)")  # fmt: skip
+        assert "spark.driver.memory" in line and str(log) in line and "\n" not in line
+    monkeypatch.setattr(connect, "JVM_LOG", None)  # no JVM of facet's: not its failure
+    assert spark_failure(ConnectionRefusedError(111, "Connection refused")) is None
+    from pyspark import accumulators
+
+    monkeypatch.setattr(accumulators.AccumulatorTCPServer, "handle_error",
+                        accumulators.AccumulatorTCPServer.handle_error)  # fmt: skip
+    try:
+        connect.quiet_console()
+        assert logging.root.manager.disable >= logging.CRITICAL
+        assert accumulators.AccumulatorTCPServer.handle_error(None, None, None) is None
+    finally:
+        logging.disable(logging.NOTSET)
+
+
+def test_explain_analyze_counts_pairs_where_spark_makes_them(spark, monkeypatch):
+    """``explain --analyze --output pairs`` on Spark counts the pairs on the executors
+    (it collected them on the driver, whose heap a probe's 18.8M pairs overran)."""
+    from facet.engine.spark.engine import SparkEngine
+
+    def collected(*args, **kwargs):
+        raise AssertionError("pairs collected on the driver")
+
+    monkeypatch.setattr(SparkEngine, "pairs", collected)
+    dcs = ["not(t.state = t'.state and t.salary > t'.salary and t.rate < t'.rate)"]
+    doc = facet.explain(TAX, dcs=dcs, output="pairs", analyze=True, engine="spark")
+    want = facet.detect(TAX, dcs=dcs).dcs[0].violations
+    assert doc["dcs"][0]["actual"]["violations"] == want
+
+
+def test_pairs_too_many_for_the_driver_heap_are_refused_before_a_job(spark, monkeypatch):
+    """Pairs collected without ``--out`` pass through the Spark driver's JVM heap
+    (``spark.driver.memory``), not only this process's memory: 10M pairs overran
+    its default 1 GiB and Spark hung. Past the heap, the run is refused (exit 2)
+    before any job lists them, pointing at ``--out``; ``--limit`` bounds it."""
+    from facet.engine.spark.engine import SparkEngine
+    from facet.errors import FacetInputError
+
+    def collected(*args, **kwargs):
+        raise AssertionError("pairs listed")
+
+    dcs = ["not(t.zip = t'.zip and t.city != t'.city)"]  # 40,552 pairs on 10k rows
+    monkeypatch.setattr(SparkEngine, "pair_frame", collected)
+    monkeypatch.setattr(facet.api, "SPARK_DRIVER_PAIR_BYTES", 128 * 1024)  # a 1g heap: ~7k
+    with pytest.raises(FacetInputError, match=r"collecting its 40,552 violating pairs on the "
+                       r"Spark driver .*spark.driver.memory.*--out FILE"):  # fmt: skip
+        facet.detect(TAX, dcs=dcs, output="pairs", engine="spark")
+    monkeypatch.undo()
+    got = facet.detect(TAX, dcs=dcs, output="pairs", engine="spark", limit=1000)
+    assert got.pairs().num_rows == 1000
+
+
+def test_writing_pairs_names_each_dc_before_its_job(tmp_path):
+    """The executors' write of each DC's pairs is announced (``started``), so the
+    progress display and a ``--timeout`` name the DC (the message said only "while
+    listing", where the local engine names it)."""
+    from facet.engine.spark.outputs import write_frames
+
+    class Writer:
+        def mode(self, _):
+            return self
+
+        def parquet(self, uri):
+            Path(uri.removeprefix("file://")).mkdir(parents=True)
+
+    class Frame:
+        write = Writer()
+
+    seen = []
+    schema = pa.schema([("dc", pa.int64()), ("t1", pa.int64()), ("t2", pa.int64())])
+    write_frames([Frame(), Frame()], str(tmp_path / "p.parquet"), schema, lambda b: None,
+                 lambda i, n: None, seen.append)  # fmt: skip
+    assert seen == [0, 1]
+
+
+def test_an_id_column_names_the_rows_and_must_hold_distinct_whole_numbers(spark):
+    """``id_column`` (README): a DataFrame's own ids are the tids of its pairs -- the
+    local engine's pairs mapped through them. Ids NULL, repeated, or not whole numbers
+    are refused in one line (they were taken silently: NULL ids dropped pairs the count
+    held, repeated ones merged them; text was a Spark cast error, exit 3), and so is
+    id_column on the local engine (ignored before)."""
+    from facet.errors import FacetInputError
+
+    g = [1, 1, 1, 2, 2, 3]
+    s = ["a", "b", "b", "c", "d", "e"]
+    ids = [50, 7, 31, 8, 99, 4]
+    frame = spark.createDataFrame(list(zip(g, s, ids, strict=True)), "g long, s string, rid long")
+    got = facet.detect(frame, dcs=["g -> s"], output="pairs", id_column="rid")
+    local = facet.detect(pa.table({"g": g, "s": s}), dcs=["g -> s"], output="pairs")
+    assert got.dcs[0].violations == local.dcs[0].violations == 6
+    assert _pairs(got.pairs(), 0) == {(ids[a], ids[b]) for a, b in _pairs(local.pairs(), 0)}
+    bad = {
+        "NULL": ([50, None, 31, 8, 99, 4], "long", "1 of its 6 ids are NULL"),
+        "repeated": ([50, 7, 50, 8, 99, 4], "long", "1 repeated ids"),
+        "text": (["50", "b", "31", "8", "99", "4"], "string", "ids are NULL or not whole"),
+        "float": ([50.0, 7.0, 31.0, 8.0, 99.0, 4.0], "double", "must be whole numbers"),
+    }
+    for values, typ, message in bad.values():
+        rows = list(zip(g, s, values, strict=True))
+        frame = spark.createDataFrame(rows, f"g long, s string, rid {typ}")
+        with pytest.raises(FacetInputError, match=message):
+            facet.detect(frame, dcs=["g -> s"], id_column="rid")
+    with pytest.raises(FacetInputError, match="Spark engine only"):
+        facet.detect(pa.table({"g": g, "s": s, "rid": ids}), dcs=["g -> s"], id_column="rid")

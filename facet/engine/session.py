@@ -222,8 +222,11 @@ class Session:
             return {"violations": n, "rows_involved": n, "seconds": time.perf_counter() - t}
         trace = self.engine.trace = Trace()
         try:
+            listed = getattr(self.engine, "listed_pairs", None)  # (counted where listed)
             if output == "count":
                 violations, rows = self.count(i)
+            elif listed is not None:
+                violations, rows = listed(self.plan(i, "pairs"), self.initial(i)), None
             else:
                 violations, rows = sum(b.num_rows for b in self.dc_pairs(i)), None
         finally:

@@ -18,6 +18,7 @@ pyspark at module level: ``import facet`` never loads it.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from typing import Any
@@ -51,6 +52,9 @@ def spark_failure(err: BaseException) -> str | None:
     error (looked at only when pyspark is loaded already)."""
     if "pyspark" not in sys.modules:
         return None
+    gone = _jvm_gone(err)
+    if gone is not None:
+        return gone
     module = type(err).__module__ or ""
     if not module.startswith(("py4j", "pyspark")):
         return None
@@ -67,3 +71,43 @@ def spark_failure(err: BaseException) -> str | None:
             "spark.driver.maxResultSize), or write pairs and blocks to a file with --out"
         )
     return f"the Spark engine failed: {cause[:300]}; {hint}"
+
+
+#: py4j's words for a call whose JVM is no longer there
+_BROKEN = ("Error while sending or receiving", "Answer from Java side is empty",
+           "does not exist in the JVM", "<exception str() failed>")  # fmt: skip
+
+
+def _jvm_gone(err: BaseException) -> str | None:
+    """One line when the JVM facet started stopped answering (out of memory, say:
+    py4j's connection breaks, and the next call is refused), naming the last Java
+    exception its log holds; ``None`` for other errors."""
+    from facet.engine.spark import connect
+
+    text = str(err)
+    module = type(err).__module__ or ""
+    broken = isinstance(err, ConnectionError | EOFError) or (
+        module.startswith("py4j") and any(b in text for b in _BROKEN)
+    )
+    if not broken or connect.JVM_LOG is None:
+        return None
+    cause = None
+    try:
+        with open(connect.JVM_LOG, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - (1 << 20)))  # its last MiB
+            tail = f.read().decode("utf-8", "replace")
+        found = [m for m in _JAVA_ERROR.finditer(tail) if "OutOfMemoryError" in m.group(1)]
+        found = found or list(_JAVA_ERROR.finditer(tail))
+        if found:
+            cause = (found[-1].group(1) + (found[-1].group(2) or "")).strip()
+    except OSError:
+        pass
+    said = f" ({cause[:200]})" if cause else ""
+    hint = f"its log: {connect.JVM_LOG}"
+    if cause is not None and "OutOfMemoryError" in cause:
+        hint = (
+            "give Spark more memory (spark.driver.memory, spark.executor.memory), or write "
+            f"pairs and blocks to a file with --out; its log: {connect.JVM_LOG}"
+        )
+    return f"the Spark engine failed: its JVM stopped answering{said}; {hint}"

@@ -10,6 +10,25 @@ from typing import Any
 
 from facet.errors import FacetInputError
 
+#: the log file of the JVM facet started last (where a JVM that died says why)
+JVM_LOG: str | None = None
+
+
+def quiet_console() -> None:
+    """For the command line (which owns its process), unless ``--debug``: a JVM that
+    dies, or a ``--timeout`` that interrupts a call into it, makes py4j log the
+    broken connection and pyspark's accumulator server print its traceback; facet
+    says what happened in one line instead (``spark_failure``)."""
+    import logging
+
+    logging.disable(logging.CRITICAL)
+    from pyspark import accumulators
+
+    for name in ("AccumulatorTCPServer", "AccumulatorUnixServer", "AccumulatorServer"):
+        server = getattr(accumulators, name, None)  # (their names vary across versions)
+        if server is not None:
+            server.handle_error = lambda self, request, address: None
+
 
 def spark_session(master: str | None = None) -> Any:
     """The active SparkSession when ``master`` is None and one exists, else a
@@ -47,6 +66,8 @@ def spark_session(master: str | None = None) -> Any:
     # the JVM writes its start-up chatter (and later logs) to the stderr it starts
     # with: give it a log file, so the command's stderr holds facet's lines only
     log = tempfile.NamedTemporaryFile(prefix="facet-spark-", suffix=".log", delete=False)  # noqa: SIM115 - the JVM keeps writing to it
+    global JVM_LOG
+    JVM_LOG = log.name
     saved = os.dup(2)
     try:
         sys.stderr.flush()

@@ -354,6 +354,11 @@ class SparkEngine(Engine):
         job = single_rows_job(self.spec, self._index(dc))
         return self.table.frame.mapInArrow(job, f"{TID} bigint")
 
+    def listed_pairs(self, plan: Plan, groups: SparkGroups) -> int:
+        """How many pairs :meth:`pairs` would list, counted by Spark where they are
+        made (``explain --analyze``: nothing is collected on the driver)."""
+        return int(self.pair_frame(plan, groups).count())
+
     def pairs(
         self, plan: Plan, groups: SparkGroups, stages: list[Stage] | None = None
     ) -> Iterator[tuple[np.ndarray, np.ndarray]]:

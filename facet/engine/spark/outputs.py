@@ -79,12 +79,17 @@ def write_frames(
     schema: pa.Schema,
     write: Callable[[pa.RecordBatch], None],
     written: Callable[[int, int], None],
+    started: Callable[[int], None] | None = None,
 ) -> None:
     """Each DC's frame written by the executors as Parquet parts, then streamed
-    in order through ``write``; ``written(dc, rows)`` after each batch."""
+    in order through ``write``; ``started(dc)`` before each DC's job (the
+    progress display and a ``--timeout`` name it), ``written(dc, rows)`` after
+    each batch."""
     parts = _parts_dir(out_path)
     try:
         for i, frame in enumerate(frames):
+            if started is not None:
+                started(i)
             where = parts / f"dc-{i}"
             frame.write.mode("overwrite").parquet(where.as_uri())
             for batch in _read_parts(where, schema):

@@ -391,8 +391,8 @@ def _numbered(
         read.unpersist()
         return framed, rows
     if id_column is not None:
-        framed = frame.select(F.col(quoted(id_column)).cast("long").alias(TID), *cols)
-    elif _read_by_spark_locally(data):
+        return _own_ids(frame, cols, id_column)
+    if _read_by_spark_locally(data):
         # a file or a folder of files: tids follow sorted file path, then row
         split = [
             F.col("_metadata.file_path").alias(_FILE),
@@ -407,6 +407,45 @@ def _numbered(
         framed = framed.repartitionByRange(2 * session_cores(spark), TID)
     framed = framed.persist()
     return framed, framed.count()
+
+
+def _own_ids(frame: Any, cols: list[Any], id_column: str) -> tuple[Any, int]:
+    """The used columns with the ids of ``id_column`` as tids, persisted, and the
+    row count.  Ids are pairs' ``t1``/``t2`` and what ``t != t'`` compares
+    (semantics §3), so they must be whole numbers, none NULL, no two alike: a
+    column that is not is refused (one aggregate job reads them)."""
+    from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+    from pyspark.sql import types as T  # noqa: N812 - Spark's convention
+
+    typ = frame.schema[id_column].dataType
+    column = F.col(quoted(id_column))
+    if isinstance(typ, T.ByteType | T.ShortType | T.IntegerType | T.LongType):
+        ids = column.cast("long")
+    elif _is_spark_text(typ):  # (CSV text: read as whole numbers, else NULL)
+        ids = column.try_cast("long")
+    else:
+        raise FacetInputError(
+            f"id_column '{id_column}': ids must be whole numbers (int64), the column is "
+            f"{typ.simpleString()}; give a column of distinct integers, or drop id_column"
+        )
+    framed = frame.select(ids.alias(TID), *cols).persist()
+    got = framed.agg(F.count(F.lit(1)), F.count(TID), F.count_distinct(TID)).first()
+    rows, valued, distinct = int(got[0]), int(got[1]), int(got[2])
+    problem = None
+    if valued < rows:
+        what = "NULL" if not _is_spark_text(typ) else "NULL or not whole numbers"
+        problem = f"{rows - valued:,} of its {rows:,} ids are {what}"
+    elif distinct < rows:
+        problem = (
+            f"it holds {rows - distinct:,} repeated ids ({distinct:,} distinct in {rows:,} rows)"
+        )
+    if problem is not None:
+        framed.unpersist()
+        raise FacetInputError(
+            f"id_column '{id_column}': {problem}; every row needs an id of its own "
+            "(pairs name rows by it), or drop id_column to number rows by position"
+        )
+    return framed, rows
 
 
 def _check_case(spark: Any, frame: Any, name: str, used: list[str]) -> None:
