@@ -1263,3 +1263,20 @@ def test_an_id_column_names_the_rows_and_must_hold_distinct_whole_numbers(spark)
             facet.detect(frame, dcs=["g -> s"], id_column="rid")
     with pytest.raises(FacetInputError, match="Spark engine only"):
         facet.detect(pa.table({"g": g, "s": s, "rid": ids}), dcs=["g -> s"], id_column="rid")
+
+
+def test_a_folder_without_parquet_files_or_with_parts_of_two_schemas_is_bad_input(spark, tmp_path):
+    """An empty folder said "unknown column"; parts that give a used column two types
+    failed in Spark (exit 3). Both are bad input in one line (exit 2)."""
+    from facet.errors import DataError
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(DataError, match="the folder holds no Parquet files"):
+        facet.detect(empty, dcs=["a -> b"], engine="spark")
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    pq.write_table(pa.table({"a": [1, 2], "b": ["x", "y"]}), mixed / "part-0.parquet")
+    pq.write_table(pa.table({"a": ["1", "2"], "b": ["x", "z"]}), mixed / "part-1.parquet")
+    with pytest.raises(DataError, match=r"column 'a' is int64 in .*part-0.parquet but string"):
+        facet.detect(mixed, dcs=["a -> b"], engine="spark")

@@ -159,8 +159,13 @@ def _parquet_frame(
         raise DataError(
             f"{path}: not a readable Parquet file ({str(err).splitlines()[0]})"
         ) from None
+    if not dataset.files:
+        raise DataError(
+            f"{path}: the folder holds no Parquet files; give a file or a folder of them"
+        )
     arrow_schema = dataset.schema
     names = list(arrow_schema.names)
+    _check_parts_agree(dataset.files, arrow_schema, columns, path)
     int96 = _int96_columns(dataset.files[:1])
     from pyspark.sql import types as T  # noqa: N812 - Spark's convention
 
@@ -172,6 +177,24 @@ def _parquet_frame(
             fields.append(T.StructField(c, spark_type, True))
     frame = spark.read.schema(T.StructType(fields)).parquet(_literal_path(path))
     return frame, path, False, names
+
+
+def _check_parts_agree(files: list[str], schema: pa.Schema, columns: list[str], path: str) -> None:
+    """A folder's files must give each used column one type (Spark reads each part
+    in the first file's type, and fails on the others): the used columns of every
+    file's footer are compared with the first's, and a difference is bad input
+    naming the column and both files."""
+    import pyarrow.parquet as pq
+
+    used = [c for c in dict.fromkeys(columns) if c in schema.names]
+    for f in files[1:]:
+        other = pq.read_schema(f)
+        for c in used:
+            if c in other.names and other.field(c).type != schema.field(c).type:
+                raise DataError(
+                    f"{path}: column '{c}' is {schema.field(c).type} in {files[0]} but "
+                    f"{other.field(c).type} in {f}; give the folder's files one schema"
+                )
 
 
 def _int96_columns(files: list[str]) -> set[str]:
