@@ -181,6 +181,26 @@ def _heap_pop(hk, hv, size):
 
 
 @njit(cache=True, nogil=True)
+def _events(buf, d, s, codes, rows, k, s1, s2, slot, alone, ev, row, second, m):
+    """Side ``s`` (0 left, 4 right) of a group (``d``: its descriptor) as sweep
+    events from ``m`` on: sort key ``2 * s1 * first operand + slot``, the row, and
+    the second operand oriented by ``s2`` (``alone`` with one predicate); rows NULL
+    in an operand are left out.  The next free event."""
+    i = _first(d[s], d[s + 2], d[s + 3])
+    while i < d[s + 1]:
+        t = buf[i]
+        v1 = codes[rows[0], t]
+        v2 = codes[rows[k - 1], t]
+        if v1 >= 0 and v2 >= 0:
+            ev[m] = 2 * (s1 * np.int64(v1)) + slot
+            row[m] = t
+            second[m] = s2 * np.int64(v2) if k == 2 else alone
+            m += 1
+        i = _next(i, d[s + 2], d[s + 3])
+    return m
+
+
+@njit(cache=True, nogil=True)
 def union_dominance(parent, seen, buf, desc, codes, pa, pb, po):
     """Join the rows of every violation of one or two order predicates ``t.x_k op_k
     t'.y_k`` (``pa``/``pb``: code rows, ``po``: operator codes, 2-5) inside each group
@@ -218,29 +238,9 @@ def union_dominance(parent, seen, buf, desc, codes, pa, pb, po):
     q_slot = 0 if strict1 else 1
     i_slot = 1 - q_slot
     for g in range(desc.shape[0]):
-        m = 0
-        i = _first(desc[g, 0], desc[g, 2], desc[g, 3])
-        while i < desc[g, 1]:
-            t = buf[i]
-            x1 = codes[pa[0], t]
-            x2 = codes[pa[k - 1], t]
-            if x1 >= 0 and x2 >= 0:
-                ev[m] = 2 * (s1 * np.int64(x1)) + q_slot
-                row[m] = t
-                second[m] = s2 * np.int64(x2) if k == 2 else 0
-                m += 1
-            i = _next(i, desc[g, 2], desc[g, 3])
-        i = _first(desc[g, 4], desc[g, 6], desc[g, 7])
-        while i < desc[g, 5]:
-            u = buf[i]
-            y1 = codes[pb[0], u]
-            y2 = codes[pb[k - 1], u]
-            if y1 >= 0 and y2 >= 0:
-                ev[m] = 2 * (s1 * np.int64(y1)) + i_slot
-                row[m] = u
-                second[m] = s2 * np.int64(y2) if k == 2 else 1
-                m += 1
-            i = _next(i, desc[g, 6], desc[g, 7])
+        # t rows: queries at x1 with v = x2; t' rows: insertions at y1 keyed by y2
+        m = _events(buf, desc[g], 0, codes, pa, k, s1, s2, q_slot, 0, ev, row, second, 0)
+        m = _events(buf, desc[g], 4, codes, pb, k, s1, s2, i_slot, 1, ev, row, second, m)
         if m < 2:
             continue
         order = np.argsort(ev[:m])
