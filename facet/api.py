@@ -139,11 +139,11 @@ def open_session(
     scope = None if where is None else parse_where(where)
     if scope is not None and engine == "spark":
         raise FacetInputError("--where runs on the local engine only for now; drop --engine spark")
-    if id_column is not None and engine != "spark":
+    if id_column is not None and not is_spark_frame(data):
         raise FacetInputError(
-            f"id_column '{id_column}': row ids come from a column on the Spark engine only; "
-            "the local engine numbers rows by position (docs/semantics.md §3): drop it, or "
-            "run with engine='spark'"
+            f"id_column '{id_column}': row ids come from a column of a Spark DataFrame only; "
+            "a file or a table is numbered by position (docs/semantics.md §3): drop it, or "
+            "pass the data as a Spark DataFrame"
         )
     use = analyze(dc_list + ([] if scope is None else scope.dcs()))
     monitor = monitor or Monitor()

@@ -1154,14 +1154,26 @@ def test_a_jvm_that_stopped_answering_is_one_line_naming_its_logged_cause(monkey
         pass
 
     Py4JNetworkError.__module__ = "py4j.protocol"
-    for err in (ConnectionRefusedError(111, "Connection refused"), EOFError(),
+
+    def raised_in(path: str, err: BaseException) -> BaseException:
+        try:
+            exec(compile("raise err", path, "exec"), {"err": err})
+        except BaseException as got:  # noqa: BLE001 - what the test raised
+            return got
+        raise AssertionError("not raised")
+
+    in_pyspark = os.path.join(os.sep, "venv", "pyspark", "accumulators.py")
+    refused = ConnectionRefusedError(111, "Connection refused")
+    assert spark_failure(raised_in(os.path.join(os.sep, "app", "mine.py"), refused)) is None
+    for err in (raised_in(in_pyspark, ConnectionRefusedError(111, "Connection refused")),
+                raised_in(in_pyspark, EOFError()),
                 Py4JNetworkError("Error while sending or receiving")):  # fmt: skip
         line = spark_failure(err)
         assert line.startswith("the Spark engine failed: its JVM stopped answering "
                                "(java.lang.OutOfMemoryError: Java heap space)")  # fmt: skip
         assert "spark.driver.memory" in line and str(log) in line and "\n" not in line
     monkeypatch.setattr(connect, "JVM_LOG", None)  # no JVM of facet's: not its failure
-    assert spark_failure(ConnectionRefusedError(111, "Connection refused")) is None
+    assert spark_failure(raised_in(in_pyspark, refused)) is None
     from pyspark import accumulators
 
     monkeypatch.setattr(accumulators.AccumulatorTCPServer, "handle_error",
@@ -1261,8 +1273,16 @@ def test_an_id_column_names_the_rows_and_must_hold_distinct_whole_numbers(spark)
         frame = spark.createDataFrame(rows, f"g long, s string, rid {typ}")
         with pytest.raises(FacetInputError, match=message):
             facet.detect(frame, dcs=["g -> s"], id_column="rid")
-    with pytest.raises(FacetInputError, match="Spark engine only"):
-        facet.detect(pa.table({"g": g, "s": s, "rid": ids}), dcs=["g -> s"], id_column="rid")
+    whole = spark.createDataFrame(
+        [(a, b, Decimal(i)) for a, b, i in zip(g, s, ids, strict=True)],
+        "g long, s string, rid decimal(10,0)",
+    )  # (whole-number decimals are ids too: Spark reads Parquet's uint64 so)
+    got = facet.detect(whole, dcs=["g -> s"], output="pairs", id_column="rid")
+    assert _pairs(got.pairs(), 0) == {(ids[a], ids[b]) for a, b in _pairs(local.pairs(), 0)}
+    table = pa.table({"g": g, "s": s, "rid": ids})
+    for engine in ("local", "spark"):  # a file or a table is numbered by position
+        with pytest.raises(FacetInputError, match="Spark DataFrame only"):
+            facet.detect(table, dcs=["g -> s"], id_column="rid", engine=engine)
 
 
 def test_a_folder_without_parquet_files_or_with_parts_of_two_schemas_is_bad_input(spark, tmp_path):
@@ -1280,3 +1300,13 @@ def test_a_folder_without_parquet_files_or_with_parts_of_two_schemas_is_bad_inpu
     pq.write_table(pa.table({"a": ["1", "2"], "b": ["x", "z"]}), mixed / "part-1.parquet")
     with pytest.raises(DataError, match=r"column 'a' is int64 in .*part-0.parquet but string"):
         facet.detect(mixed, dcs=["a -> b"], engine="spark")
+    # types Spark reads alike agree: a dictionary, string and large_string column
+    alike = tmp_path / "alike"
+    alike.mkdir()
+    b = pa.array(["x", "y"])
+    for k, col in enumerate([b, b.dictionary_encode(), b.cast(pa.large_string())]):
+        pq.write_table(pa.table({"a": [1, 1], "b": col}), alike / f"part-{k}.parquet")
+    got = facet.detect(alike, dcs=["a -> b"], engine="spark")
+    plain = pa.schema([("a", pa.int64()), ("b", pa.string())])
+    whole = pa.concat_tables([pq.read_table(f).cast(plain) for f in sorted(alike.iterdir())])
+    assert got.dcs[0].violations == facet.detect(whole, dcs=["a -> b"]).dcs[0].violations == 18

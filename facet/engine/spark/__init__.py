@@ -86,7 +86,7 @@ def _jvm_gone(err: BaseException) -> str | None:
 
     text = str(err)
     module = type(err).__module__ or ""
-    broken = isinstance(err, ConnectionError | EOFError) or (
+    broken = (isinstance(err, ConnectionError | EOFError) and _raised_in_spark(err)) or (
         module.startswith("py4j") and any(b in text for b in _BROKEN)
     )
     if not broken or connect.JVM_LOG is None:
@@ -111,3 +111,15 @@ def _jvm_gone(err: BaseException) -> str | None:
             f"pairs and blocks to a file with --out; its log: {connect.JVM_LOG}"
         )
     return f"the Spark engine failed: its JVM stopped answering{said}; {hint}"
+
+
+def _raised_in_spark(err: BaseException) -> bool:
+    """Whether ``err`` was raised inside pyspark's or py4j's code (a connection to
+    the JVM), not elsewhere in the process."""
+    tb = err.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if f"{os.sep}pyspark{os.sep}" in name or f"{os.sep}py4j{os.sep}" in name:
+            return True
+        tb = tb.tb_next
+    return False

@@ -67,7 +67,7 @@ def spark_session(master: str | None = None) -> Any:
     # with: give it a log file, so the command's stderr holds facet's lines only
     log = tempfile.NamedTemporaryFile(prefix="facet-spark-", suffix=".log", delete=False)  # noqa: SIM115 - the JVM keeps writing to it
     global JVM_LOG
-    JVM_LOG = log.name
+    JVM_LOG = None if master.startswith("sc://") else log.name  # (Connect: no JVM here)
     saved = os.dup(2)
     try:
         sys.stderr.flush()

@@ -186,11 +186,20 @@ def _check_parts_agree(files: list[str], schema: pa.Schema, columns: list[str], 
     naming the column and both files."""
     import pyarrow.parquet as pq
 
-    used = [c for c in dict.fromkeys(columns) if c in schema.names]
+    used = [c for c in dict.fromkeys(columns) if schema.names.count(c) == 1]
+    first = {c: _spark_parquet_type(schema.field(c).type, c, path) for c in used}
     for f in files[1:]:
-        other = pq.read_schema(f)
+        try:
+            other = pq.read_schema(f)
+        except (OSError, pa.ArrowInvalid) as err:
+            raise DataError(
+                f"{f}: not a readable Parquet file ({str(err).splitlines()[0]})"
+            ) from None
         for c in used:
-            if c in other.names and other.field(c).type != schema.field(c).type:
+            if other.names.count(c) != 1:
+                continue  # (absent: Spark reads NULL; twice: refused as the first file's)
+            # the types Spark reads them as (a dictionary, string and large_string alike)
+            if _spark_parquet_type(other.field(c).type, c, f) != first[c]:
                 raise DataError(
                     f"{path}: column '{c}' is {schema.field(c).type} in {files[0]} but "
                     f"{other.field(c).type} in {f}; give the folder's files one schema"
@@ -444,8 +453,8 @@ def _own_ids(frame: Any, cols: list[Any], id_column: str) -> tuple[Any, int]:
     column = F.col(quoted(id_column))
     if isinstance(typ, T.ByteType | T.ShortType | T.IntegerType | T.LongType):
         ids = column.cast("long")
-    elif _is_spark_text(typ):  # (CSV text: read as whole numbers, else NULL)
-        ids = column.try_cast("long")
+    elif _is_spark_text(typ) or (isinstance(typ, T.DecimalType) and typ.scale == 0):
+        ids = column.try_cast("long")  # (text: whole numbers; beyond int64: NULL, refused)
     else:
         raise FacetInputError(
             f"id_column '{id_column}': ids must be whole numbers (int64), the column is "
