@@ -1307,6 +1307,16 @@ def test_a_folder_without_parquet_files_or_with_parts_of_two_schemas_is_bad_inpu
     for k, col in enumerate([b, b.dictionary_encode(), b.cast(pa.large_string())]):
         pq.write_table(pa.table({"a": [1, 1], "b": col}), alike / f"part-{k}.parquet")
     got = facet.detect(alike, dcs=["a -> b"], engine="spark")
+    # Spark's own parts, timestamps as INT96 (Arrow reads nanoseconds, Spark reads them)
+    import datetime
+
+    when = [datetime.datetime(2024, 1, 1, 0, 0, k % 3) for k in range(8)]
+    spark.createDataFrame(list(zip(range(8), when, strict=True)), "k long, ts timestamp") \
+        .repartition(2).write.parquet(str(tmp_path / "by_spark"))  # fmt: skip
+    assert len(list((tmp_path / "by_spark").glob("*.parquet"))) == 2
+    got_ts = facet.detect(tmp_path / "by_spark", dcs=["not(t.ts = t'.ts and t.k != t'.k)"],
+                          engine="spark")  # fmt: skip
+    assert got_ts.dcs[0].violations == 3 * 2 + 3 * 2 + 2 * 1  # 3, 3 and 2 rows per second
     plain = pa.schema([("a", pa.int64()), ("b", pa.string())])
     whole = pa.concat_tables([pq.read_table(f).cast(plain) for f in sorted(alike.iterdir())])
     assert got.dcs[0].violations == facet.detect(whole, dcs=["a -> b"]).dcs[0].violations == 18

@@ -185,9 +185,23 @@ def _check_parts_agree(files: list[str], schema: pa.Schema, columns: list[str], 
     file's footer are compared with the first's, and a difference is bad input
     naming the column and both files."""
     import pyarrow.parquet as pq
+    from pyspark.sql import types as T  # noqa: N812 - Spark's convention
 
+    if len(files) < 2:
+        return
     used = [c for c in dict.fromkeys(columns) if schema.names.count(c) == 1]
-    first = {c: _spark_parquet_type(schema.field(c).type, c, path) for c in used}
+
+    def read_as(f: str, sch: pa.Schema) -> dict[str, Any]:
+        """The types Spark reads ``f``'s used columns as (a dictionary, string and
+        large_string alike; INT96 as its timestamps)."""
+        int96 = _int96_columns([f])
+        return {
+            c: T.TimestampType() if c in int96 else _spark_parquet_type(sch.field(c).type, c, f)
+            for c in used
+            if sch.names.count(c) == 1  # (absent: Spark reads NULL; twice: refused later)
+        }
+
+    first = read_as(files[0], schema)
     for f in files[1:]:
         try:
             other = pq.read_schema(f)
@@ -195,11 +209,8 @@ def _check_parts_agree(files: list[str], schema: pa.Schema, columns: list[str], 
             raise DataError(
                 f"{f}: not a readable Parquet file ({str(err).splitlines()[0]})"
             ) from None
-        for c in used:
-            if other.names.count(c) != 1:
-                continue  # (absent: Spark reads NULL; twice: refused as the first file's)
-            # the types Spark reads them as (a dictionary, string and large_string alike)
-            if _spark_parquet_type(other.field(c).type, c, f) != first[c]:
+        for c, typ in read_as(f, other).items():
+            if c in first and typ != first[c]:
                 raise DataError(
                     f"{path}: column '{c}' is {schema.field(c).type} in {files[0]} but "
                     f"{other.field(c).type} in {f}; give the folder's files one schema"
