@@ -110,14 +110,10 @@ def equalities_from_bounds(preds: list[PairPredicate]) -> tuple[PairPredicate, .
     """``t.A <= t'.B and t.A >= t'.B`` is ``t.A = t'.B`` (NULL makes all three false), run
     as an equality (hashing) instead of a sweep; an ``=`` makes a ``<=`` or ``>=`` on the
     same operands redundant.  The others stand as written (the DC's text is unchanged)."""
-    ops: dict[tuple[str, str], set[str]] = {}
-    for p in preds:
-        ops.setdefault((p.a, p.b), set()).add(p.op)
+    admits = _admitted(preds)
     out: list[PairPredicate] = []
     for p in preds:
-        have = ops[(p.a, p.b)]
-        equal = "=" in have or {"<=", ">="} <= have
-        if equal and p.op in ("<=", ">=", "="):
+        if admits[(p.a, p.b)] == _EQ and p.op in ("<=", ">=", "="):
             p = PairPredicate(p.a, "=", p.b)
         out.append(p)
     return tuple(dict.fromkeys(out))
@@ -134,11 +130,16 @@ def contradictory(preds: Iterable[PairPredicate]) -> bool:
     ``t.X = t'.X and t.X != t'.X``).  A DC joined with its mirror image is often
     such a DC (``t.X > t'.X`` mirrored is ``t.X < t'.X``), so its count is 0 without
     running it."""
+    return any(m == 0 for m in _admitted(preds).values())
+
+
+def _admitted(preds: Iterable[PairPredicate]) -> dict[tuple[str, str], int]:
+    """Per pair of operands, the relations (``_LT | _EQ | _GT``) its predicates all admit."""
     admits: dict[tuple[str, str], int] = {}
     for p in preds:
         key = (p.a, p.b)
         admits[key] = admits.get(key, _LT | _EQ | _GT) & _ADMITS[p.op]
-    return any(m == 0 for m in admits.values())
+    return admits
 
 
 def side_columns(nd: NormalDC, side: int) -> list[str]:
