@@ -633,16 +633,35 @@ def test_cli_engine_spark_gives_the_local_counts():
     assert "Traceback" not in proc.stderr
 
 
-def test_cli_bad_input_on_spark_is_one_line():
+def test_cli_bad_input_on_spark_is_one_line(tmp_path):
+    """...and the JVM's log (its start-up chatter, in the temporary folder) is removed
+    when the process exits: every run left one behind."""
     proc = subprocess.run(
         [sys.executable, "-m", "facet", "detect", str(TAX), "--dc", "not(t.nope = t'.zip)",
          "--engine", "spark", "--master", "local[1]"],
         capture_output=True, text=True, timeout=600,
-        env=dict(os.environ, PYSPARK_PYTHON=sys.executable),
+        env=dict(os.environ, PYSPARK_PYTHON=sys.executable, TMPDIR=str(tmp_path)),
     )  # fmt: skip
     assert proc.returncode == 2
     assert proc.stderr.startswith("facet: error: ") and "unknown column 'nope'" in proc.stderr
     assert "Traceback" not in proc.stderr and "at org.apache" not in proc.stderr
+    assert not list(tmp_path.glob("facet-spark-*.log"))
+
+
+def test_a_jvm_that_cannot_start_is_one_line_and_its_log_is_kept(tmp_path):
+    """The log a message names outlives the process (the others are removed)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "facet", "detect", str(TAX), "--dc", "zip -> city",
+         "--engine", "spark", "--master", "local[1]"],
+        capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, PYSPARK_PYTHON=sys.executable, TMPDIR=str(tmp_path),
+                 JAVA_HOME=str(tmp_path / "no-java")),
+    )  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert proc.stderr.startswith("facet: error: --master local[1]: cannot start Spark (")
+    assert proc.stderr.count("\n") == 1 and "Java 17 or 21" in proc.stderr
+    (log,) = tmp_path.glob("facet-spark-*.log")
+    assert proc.stderr.rstrip().endswith(f"its log: {log}")
 
 
 CHECK = """

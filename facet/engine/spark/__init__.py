@@ -104,7 +104,7 @@ def _jvm_gone(err: BaseException) -> str | None:
     except OSError:
         pass
     said = f" ({cause[:200]})" if cause else ""
-    hint = f"its log: {connect.JVM_LOG}"
+    hint = f"its log: {connect.keep_log()}"
     if cause is not None and "OutOfMemoryError" in cause:
         hint = (
             "give Spark more memory (spark.driver.memory, spark.executor.memory), or write "

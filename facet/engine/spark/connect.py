@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import re
 import sys
@@ -12,6 +14,24 @@ from facet.errors import FacetInputError
 
 #: the log file of the JVM facet started last (where a JVM that died says why)
 JVM_LOG: str | None = None
+#: the JVM logs a message named (kept when the process exits; the others are removed)
+_KEPT: set[str] = set()
+
+
+def keep_log() -> str | None:
+    """The JVM's log, kept past the process's exit because a message names it."""
+    if JVM_LOG is not None:
+        _KEPT.add(JVM_LOG)
+    return JVM_LOG
+
+
+def _remove_logs(paths: list[str]) -> None:
+    """At exit: remove the JVM logs no message named (each run made one in the
+    temporary folder; nobody reads a healthy run's start-up chatter)."""
+    for path in paths:
+        if path not in _KEPT:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 def quiet_console() -> None:
@@ -28,6 +48,11 @@ def quiet_console() -> None:
         server = getattr(accumulators, name, None)  # (their names vary across versions)
         if server is not None:
             server.handle_error = lambda self, request, address: None
+
+
+#: every JVM log this process made
+_LOGS: list[str] = []
+atexit.register(_remove_logs, _LOGS)
 
 
 def spark_session(master: str | None = None) -> Any:
@@ -68,6 +93,7 @@ def spark_session(master: str | None = None) -> Any:
     log = tempfile.NamedTemporaryFile(prefix="facet-spark-", suffix=".log", delete=False)  # noqa: SIM115 - the JVM keeps writing to it
     global JVM_LOG
     JVM_LOG = None if master.startswith("sc://") else log.name  # (Connect: no JVM here)
+    _LOGS.append(log.name)
     saved = os.dup(2)
     try:
         sys.stderr.flush()
@@ -75,6 +101,7 @@ def spark_session(master: str | None = None) -> Any:
         return builder.getOrCreate()
     except Exception as err:  # noqa: BLE001 - a JVM that does not start is bad input
         msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        _KEPT.add(log.name)
         raise FacetInputError(
             f"--master {master}: cannot start Spark ({msg}); Spark needs Java 17 or 21 "
             f"(JAVA_HOME or java on the PATH); its log: {log.name}"
