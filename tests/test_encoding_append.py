@@ -8,6 +8,7 @@ Detector encodes again, still exact."""
 from __future__ import annotations
 
 import io
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -111,10 +112,12 @@ def test_extended_csv_text_codes_as_encoding_all(data):
     _check_split(text, dc_list, data.draw(st.integers(0, table.num_rows)), text=True)
 
 
-def _csv_path(content: bytes) -> str:
-    import tempfile
+#: the CSV files the tests write (removed when the process exits; 5,000 a run were left)
+_CSV_DIR = tempfile.TemporaryDirectory(prefix="facet-test-append-")
 
-    with tempfile.NamedTemporaryFile("wb", suffix=".csv", delete=False) as f:
+
+def _csv_path(content: bytes) -> str:
+    with tempfile.NamedTemporaryFile("wb", suffix=".csv", delete=False, dir=_CSV_DIR.name) as f:
         f.write(content)
     return f.name
 

@@ -6,6 +6,7 @@ a real partner row, the keyboard reaches the explanation, and the file is offlin
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -30,7 +31,7 @@ RULES = HOSPITAL / "dc_rules_holoclean.txt"
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(tmp_path_factory):
     chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
     assert chromium and driver, "chromium and chromedriver are missing: run scripts/setup.sh"
     opts = Options()
@@ -38,7 +39,10 @@ def browser():
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--window-size=1400,1000"):  # fmt: skip
         opts.add_argument(arg)
-    d = webdriver.Chrome(service=Service(driver), options=opts)
+    # its singleton sockets in pytest's folder (in /tmp they outlived every run)
+    tmp = str(tmp_path_factory.mktemp("chromium"))
+    opts.add_argument(f"--user-data-dir={tmp}")
+    d = webdriver.Chrome(service=Service(driver, env=dict(os.environ, TMPDIR=tmp)), options=opts)
     yield d
     d.quit()
 

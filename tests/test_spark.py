@@ -685,7 +685,8 @@ CHECK = """
     import os, tempfile
     import pyarrow.parquet as pq
     from tests.test_spark import _typed_corner_table
-    path = os.path.join(tempfile.mkdtemp(), "typed.parquet")
+    folder = tempfile.TemporaryDirectory()  # (removed at exit)
+    path = os.path.join(folder.name, "typed.parquet")
     pq.write_table(_typed_corner_table().drop_columns(["f16", "ts_ns", "d256"]), path)
     typed = ["not(t.u8 = t'.u8 and t.u64 < t'.u64)", "not(t.u64 = t'.i64 and t.ls != t'.ls)",
              "not(t.d64 <= t'.d64 and t.dict = t'.dict and t.u8 != t'.u8)",
