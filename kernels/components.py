@@ -201,6 +201,40 @@ def _events(buf, d, s, codes, rows, k, s1, s2, slot, alone, ev, row, second, m):
 
 
 @njit(cache=True, nogil=True)
+def _event_order(ev, m, counts):
+    """The order of ``ev[:m]``: a counting sort when the keys span at most
+    ``len(counts)`` values (codes are dense ranks, so a large group's keys mostly
+    do: linear, where an argsort of millions of events dominated the walk), else
+    an argsort."""
+    lo = ev[0]
+    hi = ev[0]
+    for j in range(1, m):
+        v = ev[j]
+        if v < lo:
+            lo = v
+        elif v > hi:
+            hi = v
+    span = hi - lo + 1
+    if m < 64 or span > counts.shape[0] or span > 4 * m + 2:
+        return np.argsort(ev[:m])
+    c = counts[:span]
+    c[:] = 0
+    for j in range(m):
+        c[ev[j] - lo] += 1
+    total = 0
+    for v in range(span):
+        n = c[v]
+        c[v] = total
+        total += n
+    order = np.empty(m, np.int64)
+    for j in range(m):
+        v = ev[j] - lo
+        order[c[v]] = j
+        c[v] += 1
+    return order
+
+
+@njit(cache=True, nogil=True)
 def union_dominance(parent, seen, buf, desc, codes, pa, pb, po):
     """Join the rows of every violation of one or two order predicates ``t.x_k op_k
     t'.y_k`` (``pa``/``pb``: code rows, ``po``: operator codes, 2-5) inside each group
@@ -234,6 +268,7 @@ def union_dominance(parent, seen, buf, desc, codes, pa, pb, po):
     second = np.empty(big, np.int64)
     hk = np.empty(big + 1, np.int64)
     hv = np.empty(big + 1, np.int64)
+    counts = np.empty(4 * big + 2, np.int64)  # (a counting sort's, when keys are dense)
     # at equal first keys, strict: t rows (queries) first; else t' rows (insertions) first
     q_slot = 0 if strict1 else 1
     i_slot = 1 - q_slot
@@ -243,7 +278,7 @@ def union_dominance(parent, seen, buf, desc, codes, pa, pb, po):
         m = _events(buf, desc[g], 4, codes, pb, k, s1, s2, i_slot, 1, ev, row, second, m)
         if m < 2:
             continue
-        order = np.argsort(ev[:m])
+        order = _event_order(ev, m, counts)
         size = 0
         for j in range(m):
             e = order[j]

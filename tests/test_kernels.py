@@ -570,6 +570,55 @@ def test_union_dominance_equals_union_over_its_pairs(case, data):
 
 @SETTINGS
 @given(
+    m=st.integers(1, 500),
+    span=st.sampled_from([1, 3, 50, 400, 2_000, 2**40]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_event_order_sorts_the_sweep_events(m, span, seed):
+    """The sweep's event order: a counting sort for dense keys (64 events or more
+    spanning at most about 4 per event), an argsort otherwise -- both sort."""
+    from kernels.components import _event_order
+
+    keys = np.random.default_rng(seed).integers(-span, span, m, endpoint=True)
+    order = _event_order(keys, len(keys), np.empty(4 * len(keys) + 2, np.int64))
+    assert sorted(order.tolist()) == list(range(len(keys)))
+    assert np.all(np.diff(keys[order]) >= 0)
+
+
+def test_union_dominance_on_a_large_group_equals_union_over_its_pairs():
+    """Groups of hundreds of rows take the counting sort (dense codes): the same
+    components as union-find over every violating pair."""
+    rng = np.random.default_rng(7)
+    n = 600
+    x = rng.integers(0, 1000, n)
+    y = x + rng.integers(0, 12, n)  # nearly sorted together: many small components
+    codes = np.stack([x, y]).astype(np.int32)
+    codes[:, rng.integers(0, n, 30)] = -1  # NULLs
+    buf = np.concatenate([rng.permutation(n)[:500], rng.permutation(n)[:450]]).astype(np.int32)
+    desc = np.array([[0, 500, 0, 0, 500, 950, 500, 500]], np.int64)
+    ops = {2: np.less, 3: np.less_equal, 4: np.greater, 5: np.greater_equal}
+    sizes = []
+    for po in ([4, 2], [5, 3], [2, 5], [3, 4], [4], [3]):
+        k = len(po)
+        pa, pb = np.array([0, 1][:k], np.int64), np.array([0, 1][:k], np.int64)
+        a, b = np.meshgrid(buf[:500].astype(np.int64), buf[500:].astype(np.int64), indexing="ij")
+        hit = a != b
+        for i in range(k):
+            x, y = codes[pa[i]][a], codes[pb[i]][b]
+            hit &= (x >= 0) & (y >= 0) & ops[po[i]](x, y)
+        want_parent, want_seen = np.arange(n, dtype=np.int64), np.zeros(n, np.bool_)
+        union_pairs(want_parent, want_seen, a[hit], b[hit])
+        got_parent, got_seen = np.arange(n, dtype=np.int64), np.zeros(n, np.bool_)
+        union_dominance(got_parent, got_seen, buf, desc, codes, pa, pb, np.array(po, np.int64))
+        got = component_labels(got_parent, got_seen)
+        want = component_labels(want_parent, want_seen)
+        assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True)), po
+        sizes.append(len(np.unique(want[1])))
+    assert min(sizes[:4]) > 20, sizes  # (two predicates: not one giant component)
+
+
+@SETTINGS
+@given(
     edges=st.lists(
         st.dictionaries(st.integers(0, 9), st.integers(0, 1), min_size=1, max_size=4), max_size=25
     )
