@@ -455,7 +455,9 @@ _FAMILY = {"int": "number", "float": "number", "decimal": "number", "bool": "num
 
 
 def _converted(col: pa.ChunkedArray, field: pa.Field, name: str) -> pa.ChunkedArray:
-    """``col`` (a batch's) as ``field``'s type, or a refusal naming the column."""
+    """``col`` (a batch's) as ``field``'s type, or a refusal naming the column.
+    Dictionaries compare by value: either side's is decoded, and a dictionary
+    column of the table gets the batch's values dictionary-encoded."""
 
     def refuse(why: str) -> FacetInputError:
         return FacetInputError(
@@ -466,19 +468,50 @@ def _converted(col: pa.ChunkedArray, field: pa.Field, name: str) -> pa.ChunkedAr
     have, want = native_kind(col.type), native_kind(field.type)
     if have != "null" and _FAMILY.get(have, have) != _FAMILY.get(want, want):
         raise refuse(f"its values are of another kind ({have}, not {want})")
-    if pa.types.is_floating(col.type) and col.null_count < len(col):
-        col = pc.if_else(pc.is_nan(col), pa.scalar(None, col.type), col)  # NaN is NULL
+    values = col
+    if pa.types.is_dictionary(values.type):
+        values = values.cast(values.type.value_type)
+    target = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
+    if pa.types.is_floating(values.type) and values.null_count < len(values):
+        values = pc.if_else(pc.is_nan(values), pa.scalar(None, values.type), values)  # NULL
     try:
-        out = col.cast(field.type, safe=True)
-        back = out.cast(col.type, safe=True) if have != "null" else col
+        out = _exactly(values, target, have, want)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
         raise refuse(f"does not convert exactly ({str(err).splitlines()[0]})") from None
-    if want in ("bool", "timestamp") and have != "null":  # casts that drop silently:
-        try:  # 2 to true, a time of day to a date
-            same = pc.equal(back, col)
-            exact = same.null_count == col.null_count and pc.all(same).as_py() is not False
+    if out is None:
+        raise refuse("does not convert exactly (a value would change)")
+    if pa.types.is_dictionary(field.type):
+        out = pc.dictionary_encode(out).cast(field.type)
+    return out
+
+
+def _exactly(values: pa.ChunkedArray, target: pa.DataType, have: str, want: str) -> Any:
+    """``values`` cast to ``target``, ``None`` where a value would change.  Arrow
+    checks most casts value by value (a fraction into an int, an int past 2**53
+    into a float, a decimal past its precision); the others (a float into a
+    narrower float or a decimal, a decimal into a float, 2 into a bool, a time of
+    day into a date) are cast back and compared."""
+    if have == "null":
+        return values.cast(target)
+    if have == "bool" and want != "bool":
+        values, have = values.cast(pa.int8()), "int"
+    if want == "decimal" and have == "int":  # (arrow sizes an int's decimal by its type)
+        digits = 20 + target.scale
+        wide = (
+            pa.decimal128(digits, target.scale)
+            if digits <= 38
+            else pa.decimal256(digits, target.scale)
+        )
+        values = values.cast(wide)
+    out = values.cast(target, safe=True)
+    unchecked = want in ("bool", "timestamp") or (
+        (want, have) in {("float", "float"), ("float", "decimal"), ("decimal", "float")}
+    )
+    if unchecked:
+        try:
+            same = pc.equal(out.cast(values.type, safe=True), values)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            exact = False
-        if not exact:
-            raise refuse("does not convert exactly (a value would change)")
+            return None
+        if same.null_count != values.null_count or pc.all(same).as_py() is False:
+            return None
     return out

@@ -865,7 +865,7 @@ def _dictionary_text_codes(
             base += len(d)
     const_keys = [k for c in comp.columns for k in use.constant_use if k[0] == c]
     consts = [pa.array([k[1].text], pa.string()) for k in const_keys]
-    entries = dicts + consts
+    entries = dicts + consts or [pa.array([], pa.string())]  # (no chunks: no rows)
     joined = entries[0] if len(entries) == 1 else pa.concat_arrays(entries)  # (no copy of one)
     entry_codes, dictionary = _text_codes(joined, config)
     d = len(dictionary)

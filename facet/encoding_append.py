@@ -366,6 +366,14 @@ def _extend_text(
     return True
 
 
+def _as_binary(part: pa.Array) -> pa.Array:
+    """A component's part as bytes; an all-NULL part (a null-typed column's, which
+    meets text of any type) as NULL bytes."""
+    if part.null_count == len(part) and not pa.types.is_binary(part.type):
+        return pa.nulls(len(part), pa.large_binary())
+    return part.cast(pa.large_binary())
+
+
 def _text_index(
     comp: Component, enc: EncodedTable, table: pa.Table, schema: dict[str, str], use: ColumnUse
 ) -> _TextIndex | None:
@@ -378,7 +386,7 @@ def _text_index(
         _kind, parts, const_keys, _w, _typed = component_parts(comp, source, schema, use)
     except FacetError:
         return None
-    allv = pa.concat_arrays([p.cast(pa.large_binary()) for p in parts])
+    allv = pa.concat_arrays([_as_binary(p) for p in parts])
     k = len(comp.columns)
     n = enc.n
     codes = np.empty(k * n + len(const_keys), np.int64)

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from datetime import date, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -204,6 +205,58 @@ def test_a_batch_column_of_another_kind_or_inexact_is_refused(table, batch, why)
     with pytest.raises(FacetInputError, match=re.escape(why)):
         det.append(pa.table({"a": batch}))
     assert det.rows == len(table)
+
+
+@pytest.mark.parametrize(
+    ("table", "batch", "dc"),
+    [  # a probe's findings: each rounded silently (wrong counts)
+        (pa.array([3.0], pa.float32()), pa.array([1e300, float("inf")]), "not(t.a = t'.a)"),
+        (pa.array([0.1], pa.float32()), pa.array([0.1]), "not(t.a < t'.a)"),
+        (pa.array([3.0], pa.float16()), pa.array([1e300]), "not(t.a = t'.a)"),
+        (pa.array([Decimal("1.25")], pa.decimal128(5, 2)), pa.array([0.125]), "not(t.a = t'.a)"),
+        (pa.array([1.5]), pa.array([Decimal(10) ** 30], pa.decimal128(38, 0)), "not(t.a = t'.a)"),
+    ],
+)
+def test_a_batch_value_a_narrower_type_would_round_is_refused(table, batch, dc):
+    det = facet.Detector(pa.table({"a": table}), dcs=[dc])
+    with pytest.raises(FacetInputError, match=re.escape("a value would change")):
+        det.append(pa.table({"a": batch}))
+    assert det.rows == len(table)
+
+
+@pytest.mark.parametrize(
+    ("table", "batch"),
+    [  # a probe's findings: each was refused though every value converts exactly
+        (pa.array([1, 2]), pa.array([2, 7]).dictionary_encode()),
+        (pa.array([1, 2]).dictionary_encode(), pa.array([2, 7])),
+        (pa.array(["1", "2"]).cast(pa.string_view()), pa.array(["2", "7"]).dictionary_encode()),
+        (pa.array(["1", "2"]).dictionary_encode(), pa.array(["2", "7"]).cast(pa.string_view())),
+        (pa.array([1, 2]), pa.array([Decimal(2), Decimal(7)], pa.decimal128(5, 0))),
+        (pa.array([Decimal(1), Decimal(2)], pa.decimal128(5, 2)), pa.array([2, 7])),
+        (pa.array([Decimal(1), Decimal(2)], pa.decimal128(5, 2)), pa.array([True, False])),
+        (pa.array([1.0, 2.0], pa.float32()), pa.array([2.0, 7.0])),
+        (pa.array([1.0, 2.0]), pa.array([Decimal("2.0"), Decimal(7)], pa.decimal128(5, 1))),
+    ],
+)
+def test_a_batch_of_the_same_values_in_another_layout_is_taken(table, batch):
+    """Dictionaries compare by value, decimals take whole numbers whatever their
+    declared precision, floats take floats they hold exactly: the append's pairs
+    are the whole table's that hold a batch row."""
+    det = facet.Detector(pa.table({"a": table}), dcs=["not(t.a = t'.a)"])
+    assert det.append(pa.table({"a": batch})).dcs[0].violations == 2  # the two 2s
+    assert det.rows == 4 and det.totals()["total_violations"] == 2
+
+
+def test_a_null_typed_column_meets_text_in_appends_and_scopes():
+    """A null-typed column meets text of any type and no predicate on it holds
+    (the append and Detector.where failed casting it to bytes)."""
+    for text in (pa.string(), pa.large_string(), pa.string_view(), pa.binary()):
+        base = pa.table({"s": pa.array(["a", "b"]).cast(text), "n": pa.nulls(2), "x": [1, 2]})
+        batch = pa.table({"s": pa.array(["c"]).cast(text), "n": pa.nulls(1), "x": [3]})
+        det = facet.Detector(base, dcs=["not(t.s = t'.n)", "not(t.s != t.n)"])
+        assert [d.violations for d in det.append(batch).dcs] == [0, 0]
+        det = facet.Detector(base, dcs=["not(t.s != t'.n)"], where_columns=["x"])
+        assert det.where("x > 1").dcs[0].violations == 0
 
 
 def test_a_nan_in_a_float_batch_is_null_against_an_int_column():

@@ -583,6 +583,17 @@ def test_a_dictionary_column_whose_chunk_is_all_null_with_an_empty_dictionary():
             check(table, text)
 
 
+def test_a_dictionary_column_of_no_chunks_has_no_violations(tmp_path):
+    """Zero rows of dictionary text (a Parquet file's, an empty chunked array) were
+    an internal error: no dictionary to code."""
+    typ = pa.dictionary(pa.int32(), pa.string())
+    path = tmp_path / "empty.parquet"
+    pq.write_table(pa.table({"s": pa.array([], pa.string()).dictionary_encode()}), path)
+    for data in (str(path), pa.table({"s": pa.chunked_array([], typ)})):
+        for text in ("not(t.s = t'.s)", "not(t.s != t'.s)", "not(t.s = t.s)", "not(t.s = 'a')"):
+            assert facet.detect(data, dcs=[text]).dcs[0].violations == 0
+
+
 @settings(max_examples=examples(200, 30), deadline=None)
 @given(st.data())
 def test_integer_columns_ranked_together_a_column_a_thread_as_serially(data):
