@@ -235,6 +235,124 @@ def _event_order(ev, m, counts):
 
 
 @njit(cache=True, nogil=True)
+def _same_sides(buf, d):
+    """Whether a group's two sides (``d``: its descriptor) hold the same rows in
+    the same order (an unscoped run's groups do)."""
+    i = _first(d[0], d[2], d[3])
+    j = _first(d[4], d[6], d[7])
+    while i < d[1] and j < d[5]:
+        if buf[i] != buf[j]:
+            return False
+        i = _next(i, d[2], d[3])
+        j = _next(j, d[6], d[7])
+    return i >= d[1] and j >= d[5]
+
+
+@njit(cache=True, nogil=True)
+def _counting_pass(keys, lo, span, src, dst, counts):
+    """Stable counting sort of the positions ``src`` by ``keys[src] - lo`` into ``dst``."""
+    c = counts[:span]
+    c[:] = 0
+    for j in range(src.shape[0]):
+        c[keys[src[j]] - lo] += 1
+    total = 0
+    for v in range(span):
+        n = c[v]
+        c[v] = total
+        total += n
+    for j in range(src.shape[0]):
+        v = keys[src[j]] - lo
+        dst[c[v]] = src[j]
+        c[v] += 1
+
+
+@njit(cache=True, nogil=True)
+def _union_inversions(parent, seen, buf, d, codes, cx, cy, sx, sy, strict1, strict2, counts):
+    """Components of a group whose two sides are one row set, under ``t.X op1 t'.X
+    and t.Y op2 t'.Y`` oriented as ``x(a) > x(b)`` and ``y(a) < y(b)`` (``>=``,
+    ``<=`` where not strict; ``x = sx * X``, ``y = sy * Y``), in linear time after
+    one sort.  In the order by ``x`` (ties: by ``y`` ascending when both are
+    strict, else descending), the violations are exactly the inversions of ``y``
+    (``y(i) > y(j)`` for ``i`` before ``j``; ``>=`` when neither is strict), and
+    the components of an inversion graph are intervals: a component ends where
+    every ``y`` before is below every ``y`` after (at most, when strict)."""
+    m = 0
+    i = _first(d[0], d[2], d[3])
+    while i < d[1]:
+        t = buf[i]
+        if codes[cx, t] >= 0 and codes[cy, t] >= 0:
+            m += 1
+        i = _next(i, d[2], d[3])
+    if m < 2:
+        return
+    rows = np.empty(m, np.int64)
+    x = np.empty(m, np.int64)
+    y = np.empty(m, np.int64)
+    swap = strict1 and not strict2  # x > x', y <= y': as y' >= y, x' < x (-y, -x)
+    m = 0
+    i = _first(d[0], d[2], d[3])
+    while i < d[1]:
+        t = buf[i]
+        vx = codes[cx, t]
+        vy = codes[cy, t]
+        if vx >= 0 and vy >= 0:
+            rows[m] = t
+            if swap:
+                x[m] = -sy * np.int64(vy)
+                y[m] = -sx * np.int64(vx)
+            else:
+                x[m] = sx * np.int64(vx)
+                y[m] = sy * np.int64(vy)
+            m += 1
+        i = _next(i, d[2], d[3])
+    both_strict = strict1 and strict2
+    nonstrict = not strict1 and not strict2
+    tie = np.empty(m, np.int64)  # the tie order's key: y ascending or descending
+    for j in range(m):
+        tie[j] = y[j] if both_strict else -y[j]
+    xlo, xhi, tlo, thi = x[0], x[0], tie[0], tie[0]
+    for j in range(1, m):
+        xlo, xhi = min(xlo, x[j]), max(xhi, x[j])
+        tlo, thi = min(tlo, tie[j]), max(thi, tie[j])
+    xspan, tspan = xhi - xlo + 1, thi - tlo + 1
+    if m >= 64 and max(xspan, tspan) <= min(counts.shape[0], 4 * m + 2):
+        step = np.arange(m)
+        order = np.empty(m, np.int64)
+        _counting_pass(tie, tlo, tspan, step, order, counts)  # (LSD: ties, then x)
+        _counting_pass(x, xlo, xspan, order, step, counts)
+        order = step
+    else:
+        key = np.empty(m, np.int64)
+        for j in range(m):
+            key[j] = (x[j] - xlo) * tspan + (tie[j] - tlo)
+        order = np.argsort(key)
+    low = np.empty(m, np.int64)  # the least y from each position on
+    low[m - 1] = y[order[m - 1]]
+    for j in range(m - 2, -1, -1):
+        low[j] = min(low[j + 1], y[order[j]])
+    start = 0
+    high = y[order[0]]
+    for j in range(m):
+        high = max(high, y[order[j]])
+        if j < m - 1 and (high > low[j + 1] or (nonstrict and high == low[j + 1])):
+            continue  # a violation crosses: the component goes on
+        root = rows[order[start]]
+        two = False
+        for q in range(start + 1, j + 1):
+            if rows[order[q]] != root:
+                two = True
+                break
+        if two:
+            for q in range(start, j + 1):
+                r = rows[order[q]]
+                seen[r] = True
+                _union(parent, root, r)
+        start = j + 1
+        if j < m - 1:
+            high = y[order[j + 1]]
+
+
+@njit(cache=True, nogil=True)
 def union_dominance(parent, seen, buf, desc, codes, pa, pb, po):
     """Join the rows of every violation of one or two order predicates ``t.x_k op_k
     t'.y_k`` (``pa``/``pb``: code rows, ``po``: operator codes, 2-5) inside each group
@@ -249,7 +367,9 @@ def union_dominance(parent, seen, buf, desc, codes, pa, pb, po):
     them reaches that one, and it is in their component.  Each row is pushed once
     and each ``t`` row pushes back once: ``O((|L| + |R|) log)`` per group.  A popped
     row equal to ``a`` (the pair ``(a, a)``) joins nothing.  Rows NULL in an
-    operand take no part."""
+    operand take no part.  A group whose sides are one row set, under two
+    predicates over the same columns on both sides, takes
+    :func:`_union_inversions` instead (no heap)."""
     k = pa.shape[0]
     s1 = 1 if po[0] >= 4 else -1  # > >=: the t' value below; < <=: above (negated)
     strict1 = po[0] == 2 or po[0] == 4
@@ -272,7 +392,13 @@ def union_dominance(parent, seen, buf, desc, codes, pa, pb, po):
     # at equal first keys, strict: t rows (queries) first; else t' rows (insertions) first
     q_slot = 0 if strict1 else 1
     i_slot = 1 - q_slot
+    same_columns = k == 2 and pa[0] == pb[0] and pa[1] == pb[1]
     for g in range(desc.shape[0]):
+        if same_columns and _same_sides(buf, desc[g]):
+            _union_inversions(
+                parent, seen, buf, desc[g], codes, pa[0], pa[1], s1, s2, strict1, strict2, counts
+            )
+            continue
         # t rows: queries at x1 with v = x2; t' rows: insertions at y1 keyed by y2
         m = _events(buf, desc[g], 0, codes, pa, k, s1, s2, q_slot, 0, ev, row, second, 0)
         m = _events(buf, desc[g], 4, codes, pb, k, s1, s2, i_slot, 1, ev, row, second, m)

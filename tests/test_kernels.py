@@ -568,6 +568,88 @@ def test_union_dominance_equals_union_over_its_pairs(case, data):
     assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
 
 
+def _union_over_pairs(n, buf, desc, codes, pa, pb, po):
+    """The twin: union-find over every violating pair ``(a, b)``, ``a != b``, of
+    each group (``sides_to_lists`` reads the groups)."""
+    ops = {2: np.less, 3: np.less_equal, 4: np.greater, 5: np.greater_equal}
+    parent, seen = np.arange(n, dtype=np.int64), np.zeros(n, np.bool_)
+    lo, lv = sides_to_lists(buf, desc, 0)
+    ro, rv = sides_to_lists(buf, desc, 4)
+    for g in range(len(desc)):
+        a, b = np.meshgrid(lv[lo[g] : lo[g + 1]], rv[ro[g] : ro[g + 1]], indexing="ij")
+        a, b = a.ravel().astype(np.int64), b.ravel().astype(np.int64)
+        hit = a != b
+        for i in range(len(po)):
+            x, y = codes[pa[i]][a], codes[pb[i]][b]
+            hit &= (x >= 0) & (y >= 0) & ops[int(po[i])](x, y)
+        union_pairs(parent, seen, a[hit], b[hit])
+    return component_labels(parent, seen)
+
+
+@SETTINGS
+@given(
+    n=st.integers(1, 40),
+    sizes=st.lists(st.integers(0, 40), min_size=1, max_size=4),
+    values=st.integers(1, 6),
+    ops=st.tuples(st.integers(2, 5), st.integers(2, 5)),
+    columns=st.tuples(st.integers(0, 2), st.integers(0, 2)),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_union_dominance_on_sides_of_one_row_set_equals_union_over_its_pairs(
+    n, sizes, values, ops, columns, seed
+):
+    """An unscoped run's groups hold one row set on both sides: two predicates over
+    the same columns on both sides take the interval walk over the inversions
+    (holes, repeated rows, NULL codes, ties, every pair of operators; groups of
+    64 rows or more take the counting sort)."""
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(-1, values, size=(3, n)).astype(np.int32)
+    if values > 3:
+        codes = np.where(codes >= 0, codes * 9, codes).astype(np.int32)  # sparse: an argsort
+    buf, desc = [], []
+    for size in sizes:
+        side = rng.integers(0, n, size * 3 if size > 30 else size).tolist()
+        hs = int(rng.integers(0, len(side) + 1))
+        he = int(rng.integers(hs, len(side) + 1))
+        s = len(buf)
+        buf += side + side
+        m = len(side)
+        desc.append([s, s + m, s + hs, s + he, s + m, s + 2 * m, s + m + hs, s + m + he])
+    buf = np.asarray(buf, np.int32)
+    desc = np.asarray(desc, np.int64).reshape(-1, 8)
+    pa = pb = np.asarray(columns, np.int64)
+    po = np.asarray(ops, np.int64)
+    want = _union_over_pairs(n, buf, desc, codes, pa, pb, po)
+    got_parent, got_seen = np.arange(n, dtype=np.int64), np.zeros(n, np.bool_)
+    union_dominance(got_parent, got_seen, buf, desc, codes, pa, pb, po)
+    got = component_labels(got_parent, got_seen)
+    assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+
+
+def test_union_dominance_on_a_large_group_of_one_row_set_equals_union_over_its_pairs():
+    """An unscoped group of 600 distinct rows (the counting sort's route): every
+    pair of operators against the pairs' union, with many components."""
+    rng = np.random.default_rng(11)
+    n = 600
+    x = rng.integers(0, 300, n)
+    y = x + rng.integers(0, 6, n)
+    codes = np.stack([x, y]).astype(np.int32)
+    codes[:, rng.integers(0, n, 30)] = -1
+    side = rng.permutation(n).astype(np.int32)
+    buf = np.concatenate([side, side])
+    desc = np.array([[0, n, 0, 0, n, 2 * n, n, n]], np.int64)
+    counts = []
+    for po in ([4, 2], [5, 2], [4, 3], [5, 3], [2, 4], [3, 5], [2, 2], [5, 5]):
+        pa = np.array([0, 1], np.int64)
+        want = _union_over_pairs(n, buf, desc, codes, pa, pa, np.array(po, np.int64))
+        got_parent, got_seen = np.arange(n, dtype=np.int64), np.zeros(n, np.bool_)
+        union_dominance(got_parent, got_seen, buf, desc, codes, pa, pa, np.array(po, np.int64))
+        got = component_labels(got_parent, got_seen)
+        assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True)), po
+        counts.append(len(np.unique(want[1])))
+    assert min(counts[:4]) > 10, counts  # (not one giant component)
+
+
 @SETTINGS
 @given(
     m=st.integers(1, 500),

@@ -284,7 +284,8 @@ def _dominance_components(session: Session, i: int, parent: np.ndarray, seen: np
     """Components of a DC made of equalities and one or two order predicates,
     over any initial pairs (a scoped run's too), without listing blocks: the
     count plan's equalities, then per group a sweep on the first order predicate
-    with a heap on the second (:func:`facet.kernels.components.union_dominance`,
+    with a heap on the second, or intervals of the inversions when the group's
+    sides are one row set (:func:`facet.kernels.components.union_dominance`,
     ``O(n log n)``; blocks would list the small groups' pairs one by one).  True:
     done; False: not that shape."""
     engine = session.engine
