@@ -10,7 +10,8 @@ totals.  The base run plus every append's violations are the whole table's, exac
 Types are fixed by the first table (and ``schema``): a CSV column typed as text or as a
 time stays so; a numeric column may widen from int64 to float64 once a batch brings a
 fraction (ints and floats compare by exact value, so no earlier answer changes), and that
-append's result says so.  A batch without a column the DCs use, of another kind (CSV text
+append's result says so -- unless it holds a whole number float64 would round (the batch
+is refused).  A batch without a column the DCs use, of another kind (CSV text
 against a typed table) or with a column that does not convert to the table's type exactly
 is refused with :class:`~facet.errors.FacetInputError` and changes nothing.
 
@@ -44,7 +45,7 @@ from facet.api import (
     reinterpretation_warnings,
     run_detection,
 )
-from facet.column_types import analyze, native_kind, parse_schema
+from facet.column_types import TextColumn, analyze, native_kind, parse_schema
 from facet.encoding import EncodedTable, unknown_column
 from facet.encoding_append import AppendState, extend, prepare
 from facet.errors import FacetInputError
@@ -158,6 +159,8 @@ class Detector:
             part = self._conform(part, loaded.name)
         elif part.schema != self._table.schema:
             part = part.cast(self._table.schema)  # text columns: string layouts only
+        if self._text:
+            self._refuse_lossy_widening(part, loaded.name)
         combined = pa.concat_tables([self._table, part])
         n_old = self._table.num_rows
         scope = np.zeros(combined.num_rows, np.bool_)
@@ -307,6 +310,29 @@ class Detector:
             cols.append(col)
         return pa.table(cols, schema=self._table.schema)
 
+    def _refuse_lossy_widening(self, part: pa.Table, name: str) -> None:
+        """A CSV batch that would widen an int64 column to float64 (a fraction, or a
+        number past int64) is refused when the table holds a whole number float64
+        cannot hold exactly (past 2**53): widened, it would round, and the answers
+        already given (exact) would disagree with the ones to come."""
+        for c, kind in self._kinds.items():
+            if kind != "int" or self._schema.get(c, "number") != "number":
+                continue
+            if TextColumn(part.column(c).combine_chunks()).integral:
+                continue  # (no widening)
+            ints = TextColumn(self._table.column(c).combine_chunks()).ints()
+            values = ints.drop_null().to_numpy()
+            big = values[(values > 2**53) | (values < -(2**53))]
+            lossy = next((int(v) for v in big.tolist() if int(float(v)) != int(v)), None)
+            if lossy is not None:
+                raise FacetInputError(
+                    f"{name}: column '{c}' would widen from int64 to float64 (the batch "
+                    f"brings a fraction or a number past int64), but the table holds "
+                    f"{lossy}, which float64 cannot hold exactly; give the column's type "
+                    f"up front (schema {c}:float reads every value as float64, {c}:int "
+                    "reads fractions as NULL)"
+                )
+
     def _schema_map(self) -> dict[str, str]:
         """The types fixed by the first table: its CSV kinds (ints as numbers, so a
         batch's fraction widens them), then the user's schema."""
@@ -421,7 +447,8 @@ class Detector:
             if self._kinds.get(c) == "int" and k == "float":
                 result.warnings.append(
                     f"{source.name}: column '{c}' widened from int64 to float64 (a batch "
-                    "brought a fraction); earlier answers are unchanged (exact comparison)"
+                    "brought a fraction or a number past int64); earlier answers are "
+                    "unchanged (exact comparison)"
                 )
         self._kinds = kinds
         for w in result.warnings:

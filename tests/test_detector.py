@@ -144,6 +144,42 @@ def test_an_int_column_widens_once_and_stays_exact(tmp_path):
     assert det.totals()["total_violations"] == facet.detect(whole, dcs=dc).total_violations
 
 
+def test_widening_a_column_whose_whole_numbers_float64_would_round_is_refused(tmp_path):
+    """Widened to float64, 2**53 + 1 would round to 2**53: the base's answer (exact
+    ints: one pair) and the batch's (float64: the two equal) would disagree, and
+    base + batch would not be the whole table's run (a probe's finding).  Refused,
+    naming the column and the value; the detector is unchanged, and a schema given
+    up front types every value as float64 from the start."""
+    base, batch = tmp_path / "base.csv", tmp_path / "batch.csv"
+    base.write_text("a\n9007199254740993\n9007199254740992\n")
+    batch.write_text("a\n0.5\n9007199254740993\n")
+    dc = ["not(t.a < t'.a)"]
+    det = facet.Detector(base, dcs=dc)
+    assert det.initial.dcs[0].violations == 1
+    with pytest.raises(
+        FacetInputError,
+        match=re.escape(
+            "batch.csv: column 'a' would widen from int64 to float64 (the batch brings a "
+            "fraction or a number past int64), but the table holds 9007199254740993, which "
+            "float64 cannot hold exactly; give the column's type up front (schema a:float"
+        ),
+    ):
+        det.append(batch)  # fmt: skip
+    assert det.rows == 2 and det.totals()["total_violations"] == 1
+    fine = tmp_path / "fine.csv"
+    fine.write_text("a\n5\n")
+    assert det.append(fine).dcs[0].violations == 2  # 5 against each, as ints
+    whole = tmp_path / "whole.csv"
+    whole.write_text("a\n9007199254740993\n9007199254740992\n0.5\n9007199254740993\n")
+    det = facet.Detector(base, dcs=dc, schema="a:float")
+    total = det.initial.dcs[0].violations + det.append(batch).dcs[0].violations
+    assert total == facet.detect(whole, dcs=dc).total_violations == 3
+    exact = tmp_path / "exact.csv"  # 2**60 is a float64 exactly: widening keeps it
+    exact.write_text("a\n1152921504606846976\n1\n")
+    det = facet.Detector(exact, dcs=dc)
+    assert det.append(batch).dcs[0].violations == 5  # 0.5 < all three; 1 < 2**53 < 2**60
+
+
 def test_csv_types_are_fixed_by_the_first_table(tmp_path):
     """A column the base typed as a time stays a time: a batch of numbers there are
     unparsable values (NULL, with a warning), not a switch of the column to numbers."""
