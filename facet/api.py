@@ -624,7 +624,7 @@ def _detect(
         _check_memory(session, results, output, limit)
         if session.engine.name == "spark":
             _check_spark_driver(session, results, output, limit)
-    elif sort and limit is None:  # one DC's pairs at a time are held to be sorted
+    elif sort:  # one DC's pairs at a time (at most --limit of them) are held to be sorted
         _check_memory(session, results, output, limit, each=True)
     schema_out = PAIR_SCHEMA if output == "pairs" else BLOCK_SCHEMA
     produce = session.dc_pairs if output == "pairs" else session.dc_blocks
@@ -734,7 +734,8 @@ def _check_memory(
         raise FacetInputError(
             f"{_describe(session.dcs[i], i)}: sorting its {count} holds them in memory, "
             f"about {human_bytes(need[i])}, more than the {human_bytes(available)} "
-            "available; drop --sort, or keep the first N with --limit N"
+            "available; drop --sort, or keep "
+            + ("the first N with --limit N" if limit is None else "fewer with a smaller --limit")
         )
     raise FacetInputError(
         f"{_describe(session.dcs[i], i)}: keeping its {count} in memory takes about "

@@ -300,6 +300,14 @@ def test_a_bad_memory_figure_is_bad_usage_and_sort_is_refused_when_it_would_not_
     pairs = facet.detect(TAX, dcs=["zip -> city"], output="pairs").pairs()
     want = sorted(zip(pairs.column("t1").to_pylist(), pairs.column("t2").to_pylist()))[:5]
     assert out.read_text().splitlines()[1:] == [f"0,{a},{b}" for a, b in want]
+    # ... and a --limit too large to hold is refused as well (it was not checked: a
+    # probe's --limit 99999999999999999999 over 10^10 pairs grew to 18.8 GB)
+    out.unlink()
+    p = _facet("detect", TAX, "--dc", "zip -> city", "--output", "pairs", "--sort", "--limit",
+               "99999999999999999999", "--out", out, env={MEMORY_ENV: "100K"})  # fmt: skip
+    assert p.returncode == 2 and not out.exists(), p.stderr
+    assert "sorting its 40,552 violating pairs holds them in memory" in p.stderr
+    assert p.stderr.rstrip().endswith("drop --sort, or keep fewer with a smaller --limit")
 
 
 def test_memory_check_in_the_api(monkeypatch):
