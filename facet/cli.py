@@ -744,7 +744,13 @@ def _interruption(err: BaseException) -> KeyboardInterrupt | DeadlineExceeded | 
     return _signalled[-1] if _signalled else None
 
 
+#: whether the run was stopped (a signal, ``--timeout``): its workers may still be
+#: in a kernel, and the process does not wait for them
+_stopped: list[bool] = []
+
+
 def _timed_out(err: DeadlineExceeded) -> int:
+    _stopped.append(True)
     print(
         f"{PROG}: error: --timeout: {err}; the run was stopped and nothing was written",
         file=sys.stderr,
@@ -755,6 +761,7 @@ def _timed_out(err: DeadlineExceeded) -> int:
 def main(argv: list[str] | None = None, *, process: bool = False) -> int:
     """The ``facet`` command line; returns its exit code (README, "Exit codes, errors, limits and progress")."""
     _signalled.clear()
+    _stopped.clear()
     if threading.current_thread() is not threading.main_thread():
         return _main(argv)
     from facet.sinks.publish import BEFORE_PUBLISH
@@ -816,9 +823,11 @@ def _main(argv: list[str] | None) -> int:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return EXIT_INTERNAL
     except Terminated:
+        _stopped.append(True)
         print(f"{PROG}: terminated", file=sys.stderr)
         return 143
     except KeyboardInterrupt:
+        _stopped.append(True)
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
@@ -837,6 +846,7 @@ def _main(argv: list[str] | None) -> int:
                 traceback.print_exc()
             return _timed_out(signal_exc)
         if signal_exc is not None:  # a signal that arrived inside a compiled kernel's call
+            _stopped.append(True)
             terminated = isinstance(signal_exc, Terminated)
             print(f"{PROG}: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
             return 143 if terminated else 130
@@ -934,6 +944,16 @@ def entry() -> None:
             raise
         print(_no_room(err), file=sys.stderr)
         code = EXIT_BAD_INPUT
+    if _stopped:
+        # worker threads may be inside a long kernel call that cannot be interrupted
+        # (a refinement of millions of tids): the interpreter would wait for them
+        # at exit (the stop came tens of seconds late); the outputs are removed
+        # already, so run the exit handlers (the JVM log, Spark) and leave now
+        import atexit
+
+        sys.stderr.flush()
+        atexit._run_exitfuncs()
+        os._exit(code)
     sys.exit(code)
 
 

@@ -69,6 +69,10 @@ class Config:
     batch_work: int = 1 << 22
     #: pairs per expansion chunk (an Arrow batch of the pairs output)
     pair_chunk: int = 1 << 18
+    #: candidate pairs (|L| * |R|) per expansion call of small groups: a call that
+    #: finds few pairs among many candidates still returns (a deadline or a signal
+    #: is seen between calls: about 0.1 s each)
+    expand_candidates: int = 1 << 24
     #: rows per output batch of a single-tuple DC
     row_chunk: int = 1 << 20
 

@@ -417,6 +417,7 @@ ENGINE_EXTREMES = {
     "iejoin_max_pairs_per_row": (64, 0, 1 << 30),
     "batch_work": (1 << 22, 1, 64),
     "pair_chunk": (1 << 18, 1, 7),
+    "expand_candidates": (1 << 24, 1, 5),
     "hll_p": (14, 4, 8),
     "sample_rate": (0.01, 0.5, 1.0),
     "sketch_max_rows": (50_000_000, 0),

@@ -15,6 +15,7 @@ import signal
 import stat
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -600,3 +601,59 @@ def test_inline_json_pairs_and_blocks_match_the_result(emp, capsys):
             rows = [r for r in table.to_pylist() if r["dc"] == d["id"]]
             assert d[output] == [[r["t1"], r["t2"]] for r in rows]
             assert d["written"] == len(rows)
+
+
+def test_small_groups_are_expanded_a_bounded_number_of_candidates_a_call(monkeypatch):
+    """A kernel call is where a deadline or a signal waits: expanding small groups
+    that hold few pairs among many candidates ran as one call over all of them
+    (a probe's components run stopped 42 s after its --timeout).  Each call now
+    scans at most ``Config.expand_candidates`` candidates (or one larger group),
+    with the same pairs."""
+    import facet.engine.walk as walk
+    from facet.planner.config import Config
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    table = pa.table({"g": rng.integers(0, 300, n), "u": rng.permutation(n),
+                      "v": rng.permutation(n)})  # fmt: skip
+    dc = ["not(t.g = t'.g and t.u < t'.v and t.v > t'.u and t.u != t'.v)"]
+    calls: list[int] = []
+    real = walk.expand
+
+    def spy(buf, desc, *args):
+        sizes = [(d[1] - d[0] - (d[3] - d[2])) * (d[5] - d[4] - (d[7] - d[6])) for d in desc]
+        calls.append(int(sum(sizes)) if len(desc) > 1 else 0)
+        return real(buf, desc, *args)
+
+    monkeypatch.setattr(walk, "expand", spy)
+    budget = 500
+    small = facet.detect(table, dcs=dc, output="pairs", config=Config(expand_candidates=budget))
+    assert len(calls) > 20 and max(calls) <= budget, (len(calls), max(calls))
+    calls.clear()
+    whole = facet.detect(table, dcs=dc, output="pairs")
+    assert len(calls) < 5
+    pairs = {tuple(p) for p in zip(*(small.pairs().column(c).to_pylist() for c in ("t1", "t2")))}
+    want = {tuple(p) for p in zip(*(whole.pairs().column(c).to_pylist() for c in ("t1", "t2")))}
+    assert pairs == want and len(want) == whole.dcs[0].violations > 0
+
+
+def test_a_stopped_run_does_not_wait_for_a_worker_inside_a_kernel(tmp_path):
+    """A worker thread still in a long kernel call held the process at exit after
+    its --timeout or Ctrl-C (a probe's run stopped 42 s late, and a SIGTERM took
+    173 s): a stopped command leaves without joining it -- its exit handlers run,
+    nothing is written."""
+    out = tmp_path / "p.parquet"
+    code = textwrap.dedent(f"""
+        import sys, threading, time
+        threading.Thread(target=time.sleep, args=(120,)).start()  # a worker in a kernel
+        from facet import cli
+        sys.argv = ["facet", "detect", {str(TAX)!r}, "--dc", "zip -> city", "--output",
+                    "pairs", "--out", {str(out)!r}, "--timeout", "0.001"]
+        cli.entry()
+    """)
+    start = time.monotonic()
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=110, cwd=ROOT)  # fmt: skip
+    assert p.returncode == 3, p.stderr
+    assert "--timeout: time limit of 0.001 s reached" in p.stderr and not out.exists()
+    assert time.monotonic() - start < 60  # (the thread sleeps 120 s)

@@ -95,9 +95,16 @@ class Groups:
     def split(self, max_work: int) -> Iterator[Groups]:
         """Consecutive sub-batches of at most ``max_work`` tids (``sum |L| + |R|``)
         each; a single larger group forms a sub-batch of its own."""
+        return self._split(self.left_sizes() + self.right_sizes(), max_work)
+
+    def split_candidates(self, max_candidates: int) -> Iterator[Groups]:
+        """Consecutive sub-batches of at most ``max_candidates`` candidate pairs
+        (``sum |L| * |R|``) each; a single larger group forms one of its own."""
+        return self._split(self.candidate_pairs(), max_candidates)
+
+    def _split(self, work: np.ndarray, max_work: int) -> Iterator[Groups]:
         if len(self) == 0:
             return
-        work = self.left_sizes() + self.right_sizes()
         total = int(work.sum())
         if total <= max_work:
             yield self

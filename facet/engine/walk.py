@@ -79,15 +79,18 @@ def _walk(ctx: Context, groups: Groups, stages: list[Stage], k: int, arrays: Arr
 
 def _expand(ctx: Context, groups: Groups, start: int, arrays: Arrays):
     """The pairs of ``groups`` that satisfy predicates ``start..``, in chunks of
-    at most ``Config.pair_chunk``."""
+    at most ``Config.pair_chunk``; each call scans at most about
+    ``Config.expand_candidates`` candidates (a deadline's alarm or a signal acts
+    when a call returns)."""
     pa, pb, po, _ = arrays
-    g, a, b = 0, -1, -1
     cap = ctx.config.pair_chunk
-    while g < len(groups):
-        out1 = np.empty(cap, np.int32)
-        out2 = np.empty(cap, np.int32)
-        n, g, a, b = expand(
-            groups.buf, groups.desc, ctx.codes, pa, pb, po, start, g, a, b, cap, out1, out2
-        )
-        if n:
-            yield out1[:n], out2[:n]
+    for part in groups.split_candidates(ctx.config.expand_candidates):
+        g, a, b = 0, -1, -1
+        while g < len(part):
+            out1 = np.empty(cap, np.int32)
+            out2 = np.empty(cap, np.int32)
+            n, g, a, b = expand(
+                part.buf, part.desc, ctx.codes, pa, pb, po, start, g, a, b, cap, out1, out2
+            )
+            if n:
+                yield out1[:n], out2[:n]
