@@ -465,7 +465,16 @@ class _LineParser:
             fix = _OPERATOR_FIXES.get(spelled)
             use = f"write {fix!r}" if fix else "use =, !=, <, <=, > or >="
             raise self.error(f"unknown operator {spelled!r}; {use}")
-        raise self.error(_EXPECTED_OPERATOR)
+        raise self.error(_EXPECTED_OPERATOR + self.name_goes_on("t.`my col` = t'.`my col`"))
+
+    def name_goes_on(self, example: str) -> str:
+        """A hint when the text here looks like more of a column name (a dot, a
+        space inside it, a character a bare name does not take): backticks."""
+        if self.at_end() or self.text[self.pos] in "()=!<>,;#'\"\r\n0123456789":
+            return ""
+        if re.match(r"\w+'?\.\w", self.text[self.pos :]):
+            return ""  # (the next operand, t'.B: the operator is what is missing)
+        return f"; a column name with spaces, dots or other characters goes in backticks: {example}"
 
     def operand(self, *, in_call: bool = False) -> _RawOperand:
         """``name.column``, a quoted string or a number."""
@@ -667,7 +676,9 @@ class _LineParser:
                     continue
                 if self.accept(*_ARROWS):
                     break
-                raise self.error("expected ',' or '->' in the FD")
+                raise self.error(
+                    "expected ',' or '->' in the FD" + self.name_goes_on("`my col`, b -> c")
+                )
         rhs = [self.fd_column()]
         while True:
             self.skip_ws()

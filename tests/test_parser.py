@@ -384,6 +384,21 @@ def test_metadata() -> None:
         ("not(t.A = t'.A) and", 17, "'and' after the end of the DC; put all of its predicates"),
         ("not(t.A t'.A)", 9, "expected a comparison operator (=, !=, <, <=, >, >=)"),
         ("not(t.A)", 8, "expected a comparison operator"),
+        # a name that goes on past what a bare name takes: backticks (a probe's note)
+        (
+            "not(t.x.y = t'.a)",
+            8,
+            "operator (=, !=, <, <=, >, >=); a column name with spaces, "
+            "dots or other characters goes in backticks: t.`my col` = t'.`my col`",
+        ),
+        ("not(t.my col = t'.a)", 10, "goes in backticks: t.`my col`"),
+        ("not(t.a©b = 1)", 8, "goes in backticks"),
+        (
+            "my col -> b",
+            4,
+            "expected ',' or '->' in the FD; a column name with spaces, dots or "
+            "other characters goes in backticks: `my col`, b -> c",
+        ),
         ("not(t.A =< t'.A)", 9, "unknown operator '=<'; write '<='"),
         ("not(t.A = t'.A ant t.B = 1)", 16, "expected 'and' or ')'"),
         ("not(t.A = t'.A and)", 19, "expected an operand: t.column, a quoted string or a number"),
@@ -789,3 +804,11 @@ def _eq(c: str) -> Predicate:
 
 def _ne(c: str) -> Predicate:
     return Predicate(Col(0, c), "!=", Col(1, c))
+
+
+@pytest.mark.parametrize("text", ["not(t.A t'.A)", "not(t.A 5)", "not(t.A 'x')", "not(t.A)"])
+def test_a_missing_operator_gets_no_backticks_hint(text: str) -> None:
+    """The backticks hint is for a name that goes on, not a missing operator."""
+    with pytest.raises(DCSyntaxError) as info:
+        parse_dc(text)
+    assert info.value.reason == "expected a comparison operator (=, !=, <, <=, >, >=)"
