@@ -98,9 +98,21 @@ def unknown_column_named(name: str, columns: list[str], table: str, where: str) 
     """The error for a column ``table`` (of ``columns``) lacks: names are
     case-sensitive, so a name that differs only in case is the first suggestion."""
     same = [c for c in columns if c.casefold() == name.casefold()]
-    close = same or difflib.get_close_matches(name, columns, n=1)
-    hint = f"did you mean '{close[0]}'?" if close else "check the spelling and the header"
-    return FacetInputError(f"{where}: unknown column '{name}' in {table}; {hint}")
+    if not same and len(name) <= _LONG_NAME:  # (difflib is quadratic in the length)
+        same = difflib.get_close_matches(name, [c for c in columns if len(c) <= _LONG_NAME], n=1)
+    hint = f"did you mean '{_shown(same[0])}'?" if same else "check the spelling and the header"
+    return FacetInputError(f"{where}: unknown column '{_shown(name)}' in {table}; {hint}")
+
+
+#: names longer than this are cut in messages (and not matched for suggestions)
+_LONG_NAME = 200
+
+
+def _shown(name: str) -> str:
+    """``name`` for a one-line message: a very long one is cut, saying its length."""
+    if len(name) <= _LONG_NAME:
+        return name
+    return f"{name[:60]}... ({len(name):,} characters)"
 
 
 class TextFacts(Protocol):

@@ -84,6 +84,18 @@ def test_errors_are_facet_input_errors():
         facet.detect(pa.table(ROWS), dcs=["zip -> city"], output="nope")
 
 
+def test_a_very_long_unknown_column_name_is_cut_in_its_one_line_error():
+    """A 100,000-character name was echoed whole (a 200 KB line), and matched
+    against the header for a suggestion."""
+    name = "x" * 99_999 + "y"
+    table = pa.table({"a": [1, 2], "x" * 100_000: [1, 2]})
+    with pytest.raises(facet.FacetInputError) as info:
+        facet.detect(table, dcs=[f"not(t.`{name}` = t'.a)"])
+    msg = str(info.value)
+    assert len(msg) < 300 and "x" * 60 + "... (100,000 characters)" in msg
+    assert msg.endswith("check the spelling and the header")
+
+
 def test_an_impossible_offset_does_not_parse():
     """docs/semantics.md §4.3: offsets up to 23:59 (Arrow reads +05:60 as +06:00)."""
     import pyarrow as pa
