@@ -397,11 +397,36 @@ def csv_header(path: Path, delimiter: str = ",", name: str | None = None) -> Hea
             f"{name}: line 1 is empty; the first line must be the header (the column names)"
         )
     if not all(_is_utf8(col) for col in header.names):
+        packed = _compressed_kind(path)
+        if packed is not None:
+            raise DataError(
+                f"{name}: this file is {packed[0]}-compressed, but its name does not say so; "
+                f"name it with the extension {packed[1]} (facet reads such files decompressed)"
+            )
         raise DataError(
             f"{name}: line 1 (the header) is not valid UTF-8; facet reads CSV as UTF-8, "
             "so convert the file (e.g. iconv -f latin1 -t utf-8)"
         )
     return header
+
+
+#: compressed formats' first bytes, their names and extensions
+_MAGIC = ((b"\x1f\x8b", "gzip", ".gz"), (b"BZh", "bzip2", ".bz2"),
+          (b"\x28\xb5\x2f\xfd", "zstd", ".zst"), (b"\xfd7zXZ\x00", "xz", ".xz"),
+          (b"\x04\x22\x4d\x18", "lz4", ".lz4"))  # fmt: skip
+
+
+def _compressed_kind(path: Path) -> tuple[str, str] | None:
+    """A file's compression and its extension by its first bytes, when its name
+    does not end in that extension."""
+    if path.suffix.lower() in _COMPRESSED:
+        return None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(6)
+    except OSError:
+        return None
+    return next(((kind, ext) for magic, kind, ext in _MAGIC if head.startswith(magic)), None)
 
 
 def read_csv(path: Path, columns: list[str] | None, delimiter: str = ",") -> Source:

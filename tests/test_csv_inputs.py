@@ -292,6 +292,20 @@ def test_non_utf8_names_line_and_column(tmp_path, capsys):
     bad(p, SAME_K, capsys, "line 1 (the header) is not valid UTF-8")
 
 
+@pytest.mark.parametrize(
+    ("pack", "kind", "ext"),
+    [(gzip.compress, "gzip", ".gz"), (bz2.compress, "bzip2", ".bz2"), (lzma.compress, "xz", ".xz")],
+)
+def test_a_compressed_file_named_as_plain_says_so(tmp_path, capsys, pack, kind, ext):
+    """It was 'the header is not valid UTF-8 ... iconv' (a probe's note)."""
+    for name in ("noext", "data.csv"):
+        p = _write(tmp_path, name, pack(b"k,v\n1,2\n1,3\n"))
+        err = bad(p, SAME_K, capsys, f"this file is {kind}-compressed", f"the extension {ext}")
+        assert "iconv" not in err
+        renamed = p.rename(p.with_name(p.name + ext))
+        assert facet.detect(renamed, dcs=[SAME_K]).dcs[0].violations == 2
+
+
 # --- delimiters, compression -----------------------------------------------------------------
 
 
