@@ -204,6 +204,11 @@ ERRORS = [
     (["--dc", "zip -> dept", "--schema", "zip"], "--schema"),
     (["--dc", "zip -> dept", "--schema", "zip:blob"], "unknown type"),
     (["--dc", "zip -> dept", "--out", "x.xlsx", "--output", "pairs"], "unknown file type"),
+    (["--dc", "zip -> dept", "--out", "", "--output", "pairs"], "--out: empty file name; name a"),
+    (
+        ["--dc", "zip -> dept", "--out", "/", "--output", "pairs"],
+        "--out '/': it is a directory; name a file in it, e.g. /pairs.parquet",
+    ),
     (["--dc", "zip -> dept", "--limit", "-1"], "--limit"),
     (["--dc", "zip -> dept", "--format", "yaml"], "--format"),
     ([], "no denial constraints"),

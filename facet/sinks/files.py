@@ -35,6 +35,13 @@ def out_format(path: str, allow_json: bool = False) -> str:
     fmt = FORMATS.get(ext)
     if fmt is None or (fmt == "json" and not allow_json):
         allowed = ", ".join(e for e, f in FORMATS.items() if f != "json" or allow_json)
+        if not path:
+            raise FacetInputError(f"--out: empty file name; name a file ending in one of {allowed}")
+        if os.path.isdir(path):
+            raise FacetInputError(
+                f"--out '{path}': it is a directory; name a file in it, e.g. "
+                f"{os.path.join(path, 'pairs.parquet')} (one of {allowed})"
+            )
         raise FacetInputError(
             f"--out '{path}': unknown file type '{ext or '(none)'}'; use one of {allowed}"
         )
