@@ -11,7 +11,8 @@ interleaved: ``facet detect --format json`` for the count and ``--output O --out
 FILE.parquet`` for each row output. Compared: the DC's ``seconds`` (after the table is in
 Arrow, writing the output included) as a ratio to the count's in the same round, medians
 over the repeats; peak RSS. docs/outputs.md: tuples and cells cost about a count, components
-of these DCs about a sort (one sweep and a heap per group, no blocks).
+of these DCs about a sort (one sort and one pass per group, a heap sweep when scoped; no
+blocks).
 
 Records append to ``bench/results/row_outputs.jsonl``; ``bench/results/row_outputs.md`` is
 rewritten from the latest record.

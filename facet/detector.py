@@ -323,8 +323,12 @@ class Detector:
             ints = TextColumn(self._table.column(c).combine_chunks()).ints()
             values = ints.drop_null().to_numpy()
             big = values[(values > 2**53) | (values < -(2**53))]
-            lossy = next((int(v) for v in big.tolist() if int(float(v)) != int(v)), None)
-            if lossy is not None:
+            f = big.astype(np.float64)  # exact where it comes back as the same int
+            inside = (f >= -(2.0**63)) & (f < 2.0**63)
+            back = np.where(inside, f, 0.0).astype(np.int64)
+            rounded = np.flatnonzero(~inside | (back != big))
+            if rounded.size:
+                lossy = int(big[rounded[0]])
                 raise FacetInputError(
                     f"{name}: column '{c}' would widen from int64 to float64 (the batch "
                     f"brings a fraction or a number past int64), but the table holds "

@@ -206,32 +206,23 @@ def _event_order(ev, m, counts):
     ``len(counts)`` values (codes are dense ranks, so a large group's keys mostly
     do: linear, where an argsort of millions of events dominated the walk), else
     an argsort."""
-    lo = ev[0]
-    hi = ev[0]
-    for j in range(1, m):
-        v = ev[j]
-        if v < lo:
-            lo = v
-        elif v > hi:
-            hi = v
-    span = hi - lo + 1
+    lo, span = _span(ev, m)
     if m < 64 or span > counts.shape[0] or span > 4 * m + 2:
         return np.argsort(ev[:m])
-    c = counts[:span]
-    c[:] = 0
-    for j in range(m):
-        c[ev[j] - lo] += 1
-    total = 0
-    for v in range(span):
-        n = c[v]
-        c[v] = total
-        total += n
     order = np.empty(m, np.int64)
-    for j in range(m):
-        v = ev[j] - lo
-        order[c[v]] = j
-        c[v] += 1
+    _counting_pass(ev, lo, span, np.arange(m), order, counts)
     return order
+
+
+@njit(cache=True, nogil=True)
+def _span(keys, m):
+    """The least of ``keys[:m]`` and how many values they span."""
+    lo = keys[0]
+    hi = keys[0]
+    for j in range(1, m):
+        lo = min(lo, keys[j])
+        hi = max(hi, keys[j])
+    return lo, hi - lo + 1
 
 
 @njit(cache=True, nogil=True)
@@ -310,11 +301,8 @@ def _union_inversions(parent, seen, buf, d, codes, cx, cy, sx, sy, strict1, stri
     tie = np.empty(m, np.int64)  # the tie order's key: y ascending or descending
     for j in range(m):
         tie[j] = y[j] if both_strict else -y[j]
-    xlo, xhi, tlo, thi = x[0], x[0], tie[0], tie[0]
-    for j in range(1, m):
-        xlo, xhi = min(xlo, x[j]), max(xhi, x[j])
-        tlo, thi = min(tlo, tie[j]), max(thi, tie[j])
-    xspan, tspan = xhi - xlo + 1, thi - tlo + 1
+    xlo, xspan = _span(x, m)
+    tlo, tspan = _span(tie, m)
     if m >= 64 and max(xspan, tspan) <= min(counts.shape[0], 4 * m + 2):
         step = np.arange(m)
         order = np.empty(m, np.int64)
