@@ -394,35 +394,10 @@ def test_compare_arrays_every_operator():
 # ------------------------------------------------------------------------ report partners
 
 
-@settings(max_examples=examples(300, 40), deadline=None, suppress_health_check=SLOW)
-@given(st.data())
-def test_sample_partners_equals_its_naive_twin(data):
-    """Up to k distinct partners per wanted row, block by block in order: as ``t``
-    from the block's right side, then as ``t'`` from its left, never the row itself."""
-    from facet.kernels.partners import empty_partners, sample_partners
-
-    n = 12
-    blocks = data.draw(
-        st.lists(
-            st.tuples(
-                st.lists(st.integers(0, n - 1), max_size=5, unique=True),
-                st.lists(st.integers(0, n - 1), max_size=5, unique=True),
-            ),
-            max_size=6,
-        )
-    )
-    wanted = data.draw(st.lists(st.integers(0, n - 1), max_size=n, unique=True))
-    k = data.draw(st.integers(1, 4))
-    slot = np.full(n, -1, np.int64)
-    slot[wanted] = np.arange(len(wanted))
-    out, role, got = empty_partners(len(wanted), k)
-    half = data.draw(st.integers(0, len(blocks)))
-    for part in (blocks[:half], blocks[half:]):  # batches: got carries over
-        lo = np.cumsum([0] + [len(b[0]) for b in part]).astype(np.int64)
-        ro = np.cumsum([0] + [len(b[1]) for b in part]).astype(np.int64)
-        lv = np.array([t for b in part for t in b[0]], np.int64)
-        rv = np.array([t for b in part for t in b[1]], np.int64)
-        sample_partners(lo, lv, ro, rv, slot, out, role, got, k)
+def naive_partners(blocks, wanted, need):
+    """Block by block in order: each wanted row of the left side takes partners
+    from the right (as ``t``), then each of the right side from the left (as
+    ``t'``), distinct, never itself, until it has ``need`` of them."""
     want = {a: [] for a in wanted}
     for left, right in blocks:
         for side, other, r in ((left, right, 0), (right, left, 1)):
@@ -430,12 +405,69 @@ def test_sample_partners_equals_its_naive_twin(data):
                 if a not in want:
                     continue
                 for b in other:
-                    if len(want[a]) < k and b != a and b not in [p for p, _ in want[a]]:
+                    taken = [p for p, _ in want[a]]
+                    if len(want[a]) < need[a] and b != a and b not in taken:
                         want[a].append((b, r))
-    for a in wanted:
-        s = slot[a]
-        assert list(zip(out[s, : got[s]].tolist(), role[s, : got[s]].tolist())) == want[a]
-        assert (out[s, got[s] :] == -1).all()
+    return want
+
+
+@settings(max_examples=examples(300, 40), deadline=None, suppress_health_check=SLOW)
+@given(st.data())
+def test_sample_partners_equal_their_naive_twin(data):
+    """The three readers of blocks -- the engine's groups in place (holes and all),
+    per-side lists, pairs one by one -- take the naive twin's partners, across
+    batches, and say how many wanted rows are still short (0 stops them early)."""
+    from facet.kernels.partners import (
+        empty_partners,
+        sample_group_partners,
+        sample_pair_partners,
+        sample_partners,
+    )
+
+    n = data.draw(st.integers(1, 14))
+    buf, desc = data.draw(group_batches(n, max_groups=6))
+    blocks = [(side_list(buf, d, 0), side_list(buf, d, 4)) for d in desc]
+    wanted = data.draw(st.lists(st.integers(0, n - 1), max_size=n, unique=True))
+    k = data.draw(st.integers(1, 4))
+    need = {a: data.draw(st.integers(0, k)) for a in wanted}
+    slot = np.full(n, -1, np.int64)
+    slot[wanted] = np.arange(len(wanted))
+    need_arr = np.array([need[a] for a in wanted], np.int64)
+    half = data.draw(st.integers(0, len(desc)))
+    pairs = [(t, u) for left, right in blocks for t in left for u in right]
+
+    def check(out, role, got, left, blocks_seen):
+        want = naive_partners(blocks_seen, wanted, need)
+        for a in wanted:
+            s = slot[a]
+            assert list(zip(out[s, : got[s]].tolist(), role[s, : got[s]].tolist())) == want[a]
+            assert (out[s, got[s] :] == -1).all()
+        assert left == sum(len(want[a]) < need[a] for a in wanted)
+
+    def start():
+        out, role, got = empty_partners(len(wanted), k)
+        return out, role, got, int(np.count_nonzero(got < need_arr))
+
+    out, role, got, left = start()
+    for part in (desc[:half], desc[half:]):  # batches: got carries over
+        left = sample_group_partners(buf, np.ascontiguousarray(part), slot, need_arr,
+                                     out, role, got, left)  # fmt: skip
+    check(out, role, got, left, blocks)
+
+    out, role, got, left = start()
+    for part in (blocks[:half], blocks[half:]):
+        lo = np.cumsum([0] + [len(b[0]) for b in part]).astype(np.int64)
+        ro = np.cumsum([0] + [len(b[1]) for b in part]).astype(np.int64)
+        lv = np.array([t for b in part for t in b[0]], np.int64)
+        rv = np.array([t for b in part for t in b[1]], np.int64)
+        left = sample_partners(lo, lv, ro, rv, slot, need_arr, out, role, got, left)
+    check(out, role, got, left, blocks)
+
+    out, role, got, left = start()
+    t1 = np.array([t for t, _ in pairs], np.int64)
+    t2 = np.array([u for _, u in pairs], np.int64)
+    left = sample_pair_partners(t1, t2, slot, need_arr, out, role, got, left)
+    check(out, role, got, left, [([t], [u]) for t, u in pairs])
 
 
 # ------------------------------------------------------------------------ dense ranks

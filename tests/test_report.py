@@ -279,6 +279,95 @@ def test_a_billion_pairs_keep_exact_counts_and_sample_partners(tmp_path):
     assert all(len(p["0"]) == 5 for p in doc["partners"].values())
 
 
+def _naive_row_facts(res) -> tuple[set, dict]:
+    """Ordered violating pairs per DC, and per row ``{dc: (pairs, partners)}``."""
+    pairs = res.pairs()
+    by_dc: dict[int, set] = {}
+    for dc, t1, t2 in zip(*(pairs.column(c).to_pylist() for c in ("dc", "t1", "t2")),
+                          strict=True):  # fmt: skip
+        by_dc.setdefault(dc, set()).add((t1, t2))
+    facts: dict[int, dict[int, tuple[int, int]]] = {}
+    for dc, ps in by_dc.items():
+        seen: dict[int, list] = {}
+        for t1, t2 in ps:
+            for a, b in ((t1, t2), (t2, t1)):
+                if a is not None:
+                    seen.setdefault(a, []).append(b)
+        for t, bs in seen.items():
+            facts.setdefault(t, {})[dc] = (len(bs), len({b for b in bs if b is not None}))
+    return by_dc, facts
+
+
+SHAPES = [
+    "not(t.salary > t'.salary and t.rate < t'.rate)",  # asymmetric: some rows only as t'
+    "zip -> city",
+    "not(t.state = t'.state and t.salary < t'.child_exemp)",  # cross-column
+    "not(t.area_code = t'.area_code and t.phone != t'.phone and t.rate > 6)",
+    "not(t.salary < 1000)",  # one row
+]
+
+
+def test_partners_are_violations_in_their_role_and_as_many_as_there_are(tmp_path):
+    """Every embedded partner forms a violation with its row in the role given; a
+    row shows min(k, its distinct partners) of them (the sampling walks the pairs
+    holding the shown rows until each has that many); every fact is exact."""
+    lines = (ROOT / "data" / "tax" / "tax_dirty_0010k.csv").read_text().splitlines(True)
+    csv = tmp_path / "tax1500.csv"
+    csv.write_text("".join(lines[:1501]))
+    res = facet.detect(csv, dcs=SHAPES, output="pairs")
+    by_dc, facts = _naive_row_facts(res)
+    out = tmp_path / "r.html"
+    res.to_html(out, max_rows=400)
+    doc = json.loads(_data(out))
+    assert doc["max_facts"] is None and len(doc["shown"]) == 400
+    k = doc["partners_per_dc"]
+    assert k == 5
+    for t, entries in doc["viol"].items():
+        assert {dc: (p, q) for dc, p, q in entries} == facts[int(t)]
+    for t, per_dc in doc["partners"].items():
+        t = int(t)
+        for dc, ps in per_dc.items():
+            dc = int(dc)
+            assert len(ps) == min(k, facts[t][dc][1])
+            for p, role in ps:
+                assert ((t, p) if role == 0 else (p, t)) in by_dc[dc]
+
+
+def test_many_dcs_cut_the_rows_not_the_facts(browser, tmp_path, monkeypatch):
+    """Past MAX_FACTS (row, DC) facts the violating rows shown stop, each keeping
+    every DC it violates, and no clean row follows; past MAX_PARTNER_IDS fewer
+    partners per row and DC are embedded (at least one)."""
+    from facet.sinks import html
+
+    monkeypatch.setattr(html, "MAX_FACTS", 60)
+    monkeypatch.setattr(html, "MAX_PARTNER_IDS", 100)
+    n = 40
+    table = pa.table({"a": [i % 7 for i in range(n)], "b": list(range(n)),
+                      "c": [(i * 17) % n for i in range(n)]})  # fmt: skip
+    dcs = [f"not(t.a = t'.a and t.b != t'.b and t.c > {x})" for x in range(-1, 36, 4)]
+    dcs += ["not(t.b < t'.b and t.c < t'.c)", "not(t.b > 37)"]
+    res = facet.detect(table, dcs=dcs, output="pairs")
+    _, facts = _naive_row_facts(res)
+    out = tmp_path / "r.html"
+    res.to_html(out, data=table)
+    doc = json.loads(_data(out))
+    violating = {t for t in facts}
+    assert doc["violating_rows"] == len(violating)
+    shown = doc["shown"]
+    assert doc["max_facts"] == 60 and 0 < len(shown) < len(violating)
+    assert set(shown) <= violating  # no clean rows after a cut
+    assert sum(len(doc["viol"][str(t)]) for t in shown) <= 60
+    for t in shown:
+        assert {dc: (p, q) for dc, p, q in doc["viol"][str(t)]} == facts[t]
+    n_facts = sum(1 for t in shown for dc, *_ in doc["viol"][str(t)] if dc < len(dcs) - 1)
+    assert doc["partners_per_dc"] == max(1, min(5, 100 // n_facts)) < 5
+    for per_dc in doc["partners"].values():
+        assert all(1 <= len(ps) <= doc["partners_per_dc"] for ps in per_dc.values())
+    _open(browser, out)
+    note = browser.find_element(By.ID, "datanote").text
+    assert "the other violating rows are left out" in note and "at most 60 of those" in note
+
+
 @pytest.mark.slow
 def test_a_100k_row_report_loads_in_the_browser(browser, tmp_path):
     """The relaxed Tax rules on 100k rows: the report stays small and the page loads."""

@@ -74,6 +74,12 @@ class Engine(ABC):
     def initial_groups(self, dc: NormalDC) -> Any:
         """The DC's initial pairs ``(all, all)`` cut by its row filters."""
 
+    def touching_groups(self, dc: NormalDC, rows: np.ndarray) -> Any | None:
+        """The DC's initial pairs that hold a row where ``rows`` (a bool per row) is
+        true, on an unscoped engine -- a few rows' partners need no more -- or None
+        where the engine has no such start."""
+        return None
+
     def set_scope(self, scope: np.ndarray | None) -> None:
         """Scope the run to the rows where ``scope`` (a bool per row) is true."""
         raise NotImplementedError(f"the {self.name} engine has no scoped runs")
@@ -118,5 +124,13 @@ class Engine(ABC):
         the ones still to run, default all of the plan's)."""
 
     @abstractmethod
-    def blocks(self, plan: Plan, groups: Any, stages: list[Stage] | None = None) -> Iterator[Any]:
-        """The final pairs of tid sets, each standing for its ``(a, b)``, ``a != b``."""
+    def blocks(
+        self,
+        plan: Plan,
+        groups: Any,
+        stages: list[Stage] | None = None,
+        pairs_as_is: bool = False,
+    ) -> Iterator[Any]:
+        """The final pairs of tid sets, each standing for its ``(a, b)``, ``a != b``
+        (``pairs_as_is``: pairs the engine finds one by one may come as ``(t, t')``
+        arrays, each pair a block, where grouping them would cost a sort)."""

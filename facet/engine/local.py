@@ -86,6 +86,11 @@ class LocalEngine(Engine):
             self.ctx.enc, dc, self.ctx.scope, self.ctx.config.scope_semi_join
         )
 
+    def touching_groups(self, dc: NormalDC, rows: np.ndarray) -> Groups | None:
+        if self.ctx.scope is not None:
+            return None
+        return filters.initial_groups(self.ctx.enc, dc, rows, self.ctx.config.scope_semi_join)
+
     def set_scope(self, scope: np.ndarray | None) -> None:
         self.ctx.scope = None if scope is None else np.asarray(scope, np.bool_)
 
@@ -153,6 +158,11 @@ class LocalEngine(Engine):
         return walk.iter_pairs(self.ctx, groups, plan.stages if stages is None else stages)
 
     def blocks(
-        self, plan: Plan, groups: Groups, stages: list[Stage] | None = None
-    ) -> Iterator[Groups]:
-        return walk.iter_blocks(self.ctx, groups, plan.stages if stages is None else stages)
+        self,
+        plan: Plan,
+        groups: Groups,
+        stages: list[Stage] | None = None,
+        pairs_as_is: bool = False,
+    ) -> Iterator[Groups | tuple[np.ndarray, np.ndarray]]:
+        stages = plan.stages if stages is None else stages
+        return walk.iter_blocks(self.ctx, groups, stages, pairs_as_is)

@@ -43,8 +43,12 @@ from facet.kernels.components import (
     union_groups,
     union_pairs,
 )
-from facet.kernels.expand import sides_to_lists
-from facet.kernels.partners import empty_partners, sample_partners
+from facet.kernels.partners import (
+    empty_partners,
+    sample_group_partners,
+    sample_pair_partners,
+    sample_partners,
+)
 from facet.kernels.suspects import greedy_cover
 from facet.language.ast import FLIP
 from facet.language.errors import FacetInputError
@@ -138,18 +142,25 @@ def _dc_id(session: Session, i: int) -> int:
     return dc.id if dc.id is not None else i
 
 
-def tuples_table(session: Session, i: int) -> pa.Table:
-    """``tuples`` of DC ``i``, by tid."""
-    dc = _dc_id(session, i)
+def row_tuples(session: Session, i: int) -> tuple[np.ndarray, ...]:
+    """``(tids, pairs, partners, left, right)`` of DC ``i``: its rows in a violation
+    by tid, the ordered violating pairs holding each and its distinct partners (a
+    single-tuple DC's rows: 1 and 0), and the pairs per row (all rows) as ``t``
+    and as ``t'`` (None for a single-tuple DC)."""
     if session.normal[i].arity == 1:
-        rows = session.engine.single_rows(session.normal[i])
+        rows = np.asarray(session.engine.single_rows(session.normal[i]), np.int64)
         ones = np.ones(len(rows), np.int64)
-        return _table(TUPLES_SCHEMA, rows, np.full(len(rows), dc), ones, ones * 0)
+        return rows, ones, ones * 0, None, None
     left, right, mutual = _degrees(session, i)
     tids = np.flatnonzero((left > 0) | (right > 0))
     pairs = left[tids] + right[tids]
-    partners = pairs - mutual[tids]
-    return _table(TUPLES_SCHEMA, tids, np.full(len(tids), dc), pairs, partners)
+    return tids, pairs, pairs - mutual[tids], left, right
+
+
+def tuples_table(session: Session, i: int) -> pa.Table:
+    """``tuples`` of DC ``i``, by tid."""
+    tids, pairs, partners, _, _ = row_tuples(session, i)
+    return _table(TUPLES_SCHEMA, tids, np.full(len(tids), _dc_id(session, i)), pairs, partners)
 
 
 def cells_table(session: Session, i: int) -> pa.Table:
@@ -312,26 +323,38 @@ def _dominance_components(session: Session, i: int, parent: np.ndarray, seen: np
 
 
 def sampled_partners(
-    session: Session, i: int, wanted: np.ndarray, k: int
+    session: Session, i: int, wanted: np.ndarray, k: int, need: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Up to ``k`` partners of each row of ``wanted`` (sorted tids) under two-tuple DC
-    ``i``, read off its blocks (:mod:`facet.kernels.partners`); stops listing blocks
-    once every wanted row has ``k``.  ``(out, role, got)`` per wanted row, in order."""
+    """Up to ``k`` partners of each row of ``wanted`` (distinct tids) under two-tuple
+    DC ``i``, read off its blocks (:mod:`facet.kernels.partners`); stops listing
+    blocks once every wanted row has ``need`` of them (per row: ``k``, or fewer for a
+    row known to have fewer distinct partners -- else one such row makes the walk
+    list every block).  ``(out, role, got)`` per wanted row, in order."""
     engine = session.engine
     slot = np.full(session.rows, -1, np.int64)
     slot[wanted] = np.arange(len(wanted))
+    need = np.full(len(wanted), k, np.int64) if need is None else np.minimum(need, k)
+    need = need.astype(np.int64, copy=False)
     out, role, got = empty_partners(len(wanted), k)
-    for groups in engine.blocks(session.plan(i, "blocks"), session.initial(i)):
-        if hasattr(groups, "desc"):
-            lo, lv = sides_to_lists(groups.buf, groups.desc, 0)
-            ro, rv = sides_to_lists(groups.buf, groups.desc, 4)
-        else:
-            (lo, lv), (ro, rv) = groups
-        sample_partners(np.asarray(lo, np.int64), np.asarray(lv, np.int64),
-                        np.asarray(ro, np.int64), np.asarray(rv, np.int64),
-                        slot, out, role, got, k)  # fmt: skip
-        if (got >= k).all():
+    left = int(np.count_nonzero(got < need))
+    plan = session.plan(i, "blocks")
+    # the pairs holding a wanted row: a few rows' partners cost a few rows' pairs
+    start = engine.touching_groups(session.normal[i], slot >= 0)
+    start = session.initial(i) if start is None else start
+    for part in engine.blocks(plan, start, pairs_as_is=True):
+        if left == 0:
             break
+        if hasattr(part, "desc"):  # the engine's own groups: read in place
+            left = sample_group_partners(part.buf, part.desc, slot, need, out, role, got, left)
+            continue
+        if not isinstance(part[0], tuple):  # pairs found one by one: (t, t')
+            t1, t2 = (np.asarray(x, np.int64) for x in part)
+            left = sample_pair_partners(t1, t2, slot, need, out, role, got, left)
+            continue
+        (lo, lv), (ro, rv) = part  # an engine that lists blocks per side
+        left = sample_partners(np.asarray(lo, np.int64), np.asarray(lv, np.int64),
+                               np.asarray(ro, np.int64), np.asarray(rv, np.int64),
+                               slot, need, out, role, got, left)  # fmt: skip
     return out, role, got
 
 

@@ -197,14 +197,21 @@ class Session:
 
         return row_output(self, output, total)
 
+    def row_tuples(self, i: int) -> tuple[np.ndarray, ...]:
+        """DC ``i``'s rows in a violation, with their pairs and partners, and the
+        pairs per row as ``t`` and ``t'`` (:func:`facet.engine.row_outputs.row_tuples`)."""
+        from facet.engine.row_outputs import row_tuples
+
+        return row_tuples(self, i)
+
     def sampled_partners(
-        self, i: int, wanted: np.ndarray, k: int
+        self, i: int, wanted: np.ndarray, k: int, need: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Up to ``k`` partners of each of the ``wanted`` rows under two-tuple DC ``i``
         (:func:`facet.engine.row_outputs.sampled_partners`)."""
         from facet.engine.row_outputs import sampled_partners
 
-        return sampled_partners(self, i, wanted, k)
+        return sampled_partners(self, i, wanted, k, need)
 
     def iter_blocks(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         for i in range(len(self.dcs)):

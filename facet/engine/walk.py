@@ -33,14 +33,18 @@ def iter_pairs(
             yield from _expand(ctx, a, n_preds, arrays)
 
 
-def iter_blocks(ctx: Context, groups: Groups, stages: list[Stage]) -> Iterator[Groups]:
+def iter_blocks(
+    ctx: Context, groups: Groups, stages: list[Stage], pairs_as_is: bool = False
+) -> Iterator[Groups | tuple[np.ndarray, np.ndarray]]:
     """The final pairs of tid sets; groups finished pair by pair come as
-    one-tid-left blocks.  A group that holds no pair (an empty side, as row
-    filters alone can leave, or one tid facing itself) is not a block."""
+    one-tid-left blocks (``pairs_as_is``: as the ``(t, t')`` arrays they are, for
+    a reader that takes pairs too -- grouping them sorts).  A group that holds no
+    pair (an empty side, as row filters alone can leave, or one tid facing
+    itself) is not a block."""
     arrays = _arrays(ctx, stages)
     for kind, a, b in _walk(ctx, groups, stages, 0, arrays):
         if kind == "pairs":
-            yield pairs_as_groups(a, b)
+            yield (a, b) if pairs_as_is else pairs_as_groups(a, b)
             continue
         keep = a.with_pairs()
         if keep.all():

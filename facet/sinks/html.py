@@ -18,6 +18,7 @@ import html
 import json
 import os
 import re
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -27,13 +28,18 @@ import pyarrow.compute as pc
 
 from facet.language.ast import Col
 from facet.language.errors import FacetInputError
-from facet.language.normalize import side_columns
+from facet.language.normalize import side_columns, text_order
 from facet.loading import load
 from facet.sinks.files import TextFile, check_out_path
 
 #: rows of the data embedded at most, and partners shown per row and DC (docs/report.md)
 MAX_ROWS = 10_000
 PARTNERS = 5
+#: (row, DC) violation facts embedded at most: the violating rows shown stop before
+#: their DCs pass it (each row keeps every DC it violates), so many DCs mean fewer rows
+MAX_FACTS = 300_000
+#: partner ids embedded at most: past it, fewer partners per row and DC (at least one)
+MAX_PARTNER_IDS = 300_000
 #: rows outside the embedded ones whose values a partner link shows, at most
 MAX_EXTRA_ROWS = 20_000
 
@@ -94,68 +100,110 @@ def write_report(
 # ---------------------------------------------------------------------- the document
 
 
-def _suspects(result: Any) -> tuple[pa.Table, str]:
-    """Suspect cells ``(tid, column, score, rank)`` and what the scores are: the
-    greedy cover, or -- beyond its budget -- the violations per cell."""
+@dataclass
+class _Tally:
+    """What the report needs of every DC, from one pass over their row degrees:
+    violating pairs and DCs violated per row, violations per cell (``scores``, a
+    row per tid, a column per ``names``), and the DCs' rows in a violation
+    (``kept``: DC -> ``(tids, pairs, partners)``, as long as they fit MAX_KEPT;
+    the others are computed again for the rows shown)."""
+
+    total: np.ndarray
+    facts: np.ndarray
+    scores: np.ndarray
+    names: list[str]
+    kept: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+#: (row, DC) facts the first pass keeps for the second (past it, a DC's are recomputed)
+MAX_KEPT = 4_000_000
+
+
+def _tally(result: Any, session: Any) -> _Tally:
+    n = session.rows
+    names = list(dict.fromkeys(c for nd in session.normal for c in text_order(nd)))
+    col = {c: j for j, c in enumerate(names)}
+    total = np.zeros(n, np.int64)
+    facts = np.zeros(n, np.int64)
+    scores = np.zeros((n, len(names)), np.int64)
+    kept: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    room = MAX_KEPT
+    for i, nd in enumerate(session.normal):
+        if result.dcs[i].violations == 0:
+            continue
+        tids, pairs, partners, left, right = session.row_tuples(i)
+        total[tids] += pairs
+        facts[tids] += 1
+        t_cols, u_cols = side_columns(nd, 0), side_columns(nd, 1) if nd.arity == 2 else []
+        for c in t_cols:
+            scores[tids, col[c]] += pairs if left is None else left[tids]
+        for c in u_cols:
+            scores[tids, col[c]] += right[tids]
+        if len(tids) <= room:
+            kept[i] = (tids, pairs, partners)
+            room -= len(tids)
+    return _Tally(total, facts, scores, names, kept)
+
+
+def _suspects(result: Any, tally: _Tally) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """Suspect cells ``(tid, column name index, score)`` by rank and what the scores
+    are: the greedy cover, or -- beyond its budget -- the violations per cell (ties
+    by tid, then column)."""
     try:
-        return result.suspects(), "suspects"
+        sus = result.suspects()
     except FacetInputError:
-        cells = result.cells()
-        if cells.num_rows == 0:
-            return cells.select(["tid", "column"]).append_column(
-                "score", pa.array([], pa.int64())
-            ), "cells"
-        agg = cells.group_by(["tid", "column"]).aggregate([("violations", "sum")])
-        agg = agg.rename_columns(["tid", "column", "score"]).sort_by(
-            [("score", "descending"), ("tid", "ascending")]
-        )
-        return agg, "cells"
+        tid, c = np.nonzero(tally.scores)  # (by tid, then column)
+        score = tally.scores[tid, c]
+        order = np.argsort(-score, kind="stable")
+        return tid[order], c[order], score[order], "cells"
+    index = {name: j for j, name in enumerate(tally.names)}
+    c = np.array([index[x] for x in sus.column("column").to_pylist()], np.int64)
+    return sus.column("tid").to_numpy(), c, sus.column("score").to_numpy(), "suspects"
 
 
 def _document(result: Any, session: Any, table: pa.Table, max_rows: int, k: int) -> dict:
     n = table.num_rows
     columns = table.column_names
     col_index = {c: j for j, c in enumerate(columns)}
-    suspects, scored_by = _suspects(result)
-    s_tid = suspects.column("tid").to_numpy()
-    s_col = np.array([col_index[c] for c in suspects.column("column").to_pylist()], np.int64)
-    s_score = suspects.column("score").to_numpy()
-    tuples = result.tuples()
-    t_tid = tuples.column("tid").to_numpy()
-    t_dc = tuples.column("dc").to_numpy()
-    t_pairs = tuples.column("pairs").to_numpy()
-    t_partners = tuples.column("partners").to_numpy()
+    tally = _tally(result, session)
+    s_tid, s_name, s_score, scored_by = _suspects(result, tally)
+    s_col = np.array([col_index[c] for c in tally.names], np.int64)[s_name]
     # violating rows first: by their best suspect rank, then by pairs, then tid
     best = np.full(n, len(s_tid) + 1, np.int64)
     np.minimum.at(best, s_tid, np.arange(len(s_tid)))
-    total = np.zeros(n, np.int64)
-    np.add.at(total, t_tid, t_pairs)
+    total = tally.total
     violating = np.flatnonzero(total > 0)
     order = violating[np.lexsort((violating, -total[violating], best[violating]))]
-    shown = order[:max_rows]
-    if len(shown) < max_rows:
+    # the rows whose facts (one per DC a row violates) fit MAX_FACTS; at least one row
+    fit = max(int(np.searchsorted(np.cumsum(tally.facts[order]), MAX_FACTS, side="right")), 1)
+    shown = order[: min(max_rows, fit)]
+    cut = len(shown) < min(max_rows, len(order))  # violating rows left out by MAX_FACTS
+    if len(shown) < max_rows and not cut:
         clean = np.flatnonzero(total == 0)[: max_rows - len(shown)]
         shown = np.concatenate([shown, clean])
     slot = np.full(n, -1, np.int64)
     slot[shown] = np.arange(len(shown))
-    # per shown row: [dc, pairs, partners] of every DC it violates
+    # per shown row: [dc, pairs, partners] of every DC it violates, in DC order
     viol: dict[int, list] = {}
-    keep = slot[t_tid] >= 0
-    for tid, dc, pairs, partners in zip(t_tid[keep].tolist(), t_dc[keep].tolist(),
-                                        t_pairs[keep].tolist(), t_partners[keep].tolist(),
-                                        strict=True):  # fmt: skip
-        viol.setdefault(tid, []).append([dc, pairs, partners])
+    wanted: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # two-tuple DC -> rows, partners
+    for i, nd in enumerate(session.normal):
+        if result.dcs[i].violations == 0:
+            continue
+        got = tally.kept.get(i)
+        tids, pairs, partners = got if got is not None else session.row_tuples(i)[:3]
+        on = slot[tids] >= 0
+        for tid, p, q in zip(tids[on].tolist(), pairs[on].tolist(), partners[on].tolist(),
+                             strict=True):  # fmt: skip
+            viol.setdefault(tid, []).append([i, p, q])
+        if nd.arity == 2 and on.any():
+            wanted[i] = (tids[on], partners[on])
     # partners of the shown violating rows, per two-tuple DC
     partner_map: dict[int, dict[int, list]] = {}
     extra: set[int] = set()
-    for i, nd in enumerate(session.normal):
-        if nd.arity == 1 or result.dcs[i].violations == 0:
-            continue
-        wanted = np.unique(t_tid[keep & (t_dc == i)])
-        if wanted.size == 0:
-            continue
-        out, role, got = session.sampled_partners(i, wanted, k)
-        for r, tid in enumerate(wanted.tolist()):
+    k = min(k, max(1, MAX_PARTNER_IDS // max(sum(len(w) for w, _ in wanted.values()), 1)))
+    for i, (rows, partners) in wanted.items():
+        out, role, got = session.sampled_partners(i, rows, k, np.minimum(partners, k))
+        for r, tid in enumerate(rows.tolist()):
             ps = out[r, : got[r]].tolist()
             partner_map.setdefault(tid, {})[i] = [
                 [p, int(x)] for p, x in zip(ps, role[r, : got[r]].tolist(), strict=True)
@@ -199,6 +247,7 @@ def _document(result: Any, session: Any, table: pa.Table, max_rows: int, k: int)
         "viol": {str(t): v for t, v in viol.items()},
         "partners": {str(t): {str(i): p for i, p in m.items()} for t, m in partner_map.items()},
         "max_rows": max_rows,
+        "max_facts": MAX_FACTS if cut else None,
         "partners_per_dc": k,
     }
 

@@ -367,7 +367,11 @@ class SparkEngine(Engine):
                 yield batch.column(0).to_numpy(), batch.column(1).to_numpy()
 
     def blocks(
-        self, plan: Plan, groups: SparkGroups, stages: list[Stage] | None = None
+        self,
+        plan: Plan,
+        groups: SparkGroups,
+        stages: list[Stage] | None = None,
+        pairs_as_is: bool = False,
     ) -> Iterator[Any]:
         for batch in _batches(self.block_frame(plan, groups, stages)):
             if batch.num_rows:
