@@ -37,6 +37,7 @@ from facet.loading import load
 from facet.planner.config import DEFAULT, Config
 from facet.planner.explain import plan_record, with_actuals
 from facet.progress import (
+    MAX_TIMEOUT,
     DeadlineExceeded,
     Monitor,
     ProgressCallback,
@@ -48,7 +49,7 @@ from facet.progress import (
 )
 from facet.result import DCResult, Result
 from facet.sinks.arrow import BLOCK_SCHEMA, PAIR_SCHEMA
-from facet.sinks.files import TableWriter, TextFile, out_format
+from facet.sinks.files import TableWriter, TextFile, check_not_input, out_format
 from facet.sinks.ordering import sorted_blocks, sorted_pairs
 from facet.thread_pools import start_threads
 
@@ -466,11 +467,15 @@ def detect(
         raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
     if limit is not None and limit < 0:
         raise FacetInputError(f"--limit must be >= 0, got {limit}")
-    if timeout is not None and not (0 < timeout < float("inf")):
-        raise FacetInputError(f"--timeout must be a number of seconds > 0, got {timeout}")
+    if timeout is not None and not (0 < timeout <= MAX_TIMEOUT):
+        raise FacetInputError(
+            f"--timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT:.0e}, "
+            f"got {timeout}"
+        )
     out_path = None if out is None else os.fspath(out)
     if out_path is not None:
         out_format(out_path, allow_json=output == "count")
+        check_not_input(out_path, [data, rules])
     if mode not in MODES:
         raise FacetInputError(f"unknown mode '{mode}'; use one of {', '.join(MODES)}")
     if output in ROW_OUTPUTS and (engine == "spark" or is_spark_frame(data)):

@@ -9,9 +9,9 @@ column); tracebacks only with ``--debug``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
-import math
 import os
 import shutil
 import signal
@@ -32,6 +32,7 @@ from facet.errors import (
     EngineError,
     FacetInputError,
 )
+from facet.progress import MAX_TIMEOUT
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -90,8 +91,11 @@ def _seconds(text: str) -> float:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected seconds, got '{text}'") from None
-    if not (0 < v < math.inf):
-        raise argparse.ArgumentTypeError(f"expected seconds > 0, got '{text}'")
+    if not (0 < v <= MAX_TIMEOUT):
+        raise argparse.ArgumentTypeError(
+            f"expected seconds > 0 and at most {MAX_TIMEOUT:.0e} (leave --timeout out for "
+            f"no limit), got '{text}'"
+        )
     return v
 
 
@@ -154,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     d.add_argument(
         "--out",
+        "-o",
         metavar="PATH",
         help="write the output to PATH (.parquet, .csv or .arrow); with --output count, "
         "the per-DC counts (.json, .parquet, .csv)",
@@ -489,6 +494,19 @@ def _rules(args: argparse.Namespace) -> list[Any]:
     return rules
 
 
+def _inputs(args: argparse.Namespace) -> list[str]:
+    """The files a command reads: DATA and the rules files."""
+    return [args.data, *args.rules]
+
+
+def _check_not_input(args: argparse.Namespace) -> None:
+    """Refuse an ``--out`` that is one of the inputs (it would be replaced)."""
+    if args.out:
+        from facet.sinks.files import check_not_input
+
+        check_not_input(args.out, _inputs(args))
+
+
 def _check_engine(args: argparse.Namespace) -> None:
     if args.master is not None and args.engine != "spark":
         raise FacetInputError(f"--master {args.master} needs --engine spark")
@@ -546,6 +564,7 @@ def run_detect(args: argparse.Namespace) -> int:
     rules = _rules(args)  # (before the engine's imports: syntax errors come fast)
     if args.append:
         return run_batches(args, rules)
+    _check_not_input(args)
     from facet.api import detect
 
     _display = _progress_display(args)
@@ -571,18 +590,33 @@ def run_detect(args: argparse.Namespace) -> int:
         if _display is not None:
             _display.close()
         _display = None
-    if args.format == "json":
-        _write_json(result, sys.stdout)
-    else:
-        print(_text_report(result, _width()))
-        if result.output in ("pairs", "blocks") and result.out is None:
-            _print_pairs_text(result, sys.stdout)
-        elif result.output in ROWS and result.out is None:
-            _print_rows_text(result, sys.stdout)
-    sys.stdout.flush()
+    with _summary_after(result.out):
+        if args.format == "json":
+            _write_json(result, sys.stdout)
+        else:
+            print(_text_report(result, _width()))
+            if result.output in ("pairs", "blocks") and result.out is None:
+                _print_pairs_text(result, sys.stdout)
+            elif result.output in ROWS and result.out is None:
+                _print_rows_text(result, sys.stdout)
+        sys.stdout.flush()
     if result.total_violations and not args.exit_zero:
         return EXIT_VIOLATIONS
     return EXIT_CLEAN
+
+
+@contextlib.contextmanager
+def _summary_after(out: str | None) -> Iterator[None]:
+    """Printing the summary once the ``--out`` file is in place: the run is finished
+    (§9), so a stdout that takes no more (a full disk) is a warning, not exit 2
+    with the file left behind.  A stdout whose reader went away (a pipe into
+    ``head``) exits 0 as always."""
+    try:
+        yield
+    except OSError as err:
+        if out is None or isinstance(err, BrokenPipeError):
+            raise
+        _warn(f"the output is in {out}, but stdout took no more of the summary ({err.strerror})")
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -594,7 +628,7 @@ def run_report(args: argparse.Namespace) -> int:
     from facet.api import detect
     from facet.sinks.html import open_report, write_report
 
-    out = open_report(args.out)  # a bad --out stops the run before detection
+    out = open_report(args.out, _inputs(args))  # a bad --out stops the run before detection
     _display = _progress_display(args)
     try:
         result = detect(
@@ -609,10 +643,13 @@ def run_report(args: argparse.Namespace) -> int:
         if _display is not None:
             _display.close()
         _display = None
-    print(
-        f"{result.source}: {result.rows:,} row{'s' if result.rows != 1 else ''}, {len(result.dcs)} DC(s), "
-        f"{result.total_violations:,} violations; report written to {args.out}"
-    )
+    with _summary_after(args.out):
+        print(
+            f"{result.source}: {result.rows:,} row{'s' if result.rows != 1 else ''}, "
+            f"{len(result.dcs)} DC(s), {result.total_violations:,} violations; "
+            f"report written to {args.out}"
+        )
+        sys.stdout.flush()
     if result.total_violations and not args.exit_zero:
         return EXIT_VIOLATIONS
     return EXIT_CLEAN
@@ -710,6 +747,16 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the interpreter next runs so that writers abort
     (no half-written output is left) as on Ctrl-C."""
 
+    code = 143
+    word = "terminated"
+
+
+class HungUp(Terminated):
+    """SIGHUP (the terminal closed): stops the run as SIGTERM does."""
+
+    code = 129
+    word = "hung up"
+
 
 #: the interruption a signal handler of :func:`main` raised, kept in case C code
 #: that was running replaces it with an error of its own (CPython's import
@@ -719,7 +766,7 @@ _signalled: list[KeyboardInterrupt] = []
 
 
 def _on_sigterm(signum, frame) -> None:
-    _signalled.append(Terminated())
+    _signalled.append(HungUp() if signum == getattr(signal, "SIGHUP", None) else Terminated())
     raise _signalled[-1]
 
 
@@ -766,29 +813,55 @@ def main(argv: list[str] | None = None, *, process: bool = False) -> int:
         return _main(argv)
     from facet.sinks.publish import BEFORE_PUBLISH
 
-    previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    previous = {s: signal.getsignal(s) for s in _STOPPING}
     signal.signal(signal.SIGTERM, _on_sigterm)
-    if previous[0] is signal.default_int_handler:
+    if previous[signal.SIGINT] is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_sigint)
+    hup = getattr(signal, "SIGHUP", None)
+    if hup is not None and previous[hup] is signal.SIG_DFL:  # (nohup ignores it: kept)
+        signal.signal(hup, _on_sigterm)
     BEFORE_PUBLISH.append(_ignore_signals)
     try:
         return _main(argv)
     finally:
         BEFORE_PUBLISH.remove(_ignore_signals)
         if not process:  # a process of its own (entry) exits ignoring them
-            signal.signal(signal.SIGINT, previous[0])
-            signal.signal(signal.SIGTERM, previous[1])
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+
+#: the signals that stop a run (each leaving no ``--out`` file)
+_STOPPING = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 def _ignore_signals() -> None:
     """From the moment an ``--out`` file is renamed into place, the run is
-    finished: a SIGINT/SIGTERM then (one pending is dropped too) no longer
-    stops it, so an exit code of 130/143 always means no file was written
-    (the handlers come back when :func:`main` returns, unless it is the
-    process's own)."""
+    finished: a SIGINT/SIGTERM/SIGHUP then (one pending is dropped too) no
+    longer stops it, so an exit code of 129/130/143 always means no file was
+    written (the handlers come back when :func:`main` returns, unless it is
+    the process's own)."""
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for s in _STOPPING:
+            signal.signal(s, signal.SIG_IGN)
+
+
+def _texts_as_utf8(args: argparse.Namespace) -> None:
+    """``--dc`` and ``--where`` texts as the UTF-8 they were typed in: a C locale
+    without UTF-8 mode hands non-ASCII arguments over as escaped bytes (paths stay
+    so: the file system takes them back)."""
+
+    def utf8(text: str) -> str:
+        try:
+            return os.fsencode(text).decode("utf-8")
+        except (UnicodeError, ValueError):
+            return text
+
+    if getattr(args, "dc", None):
+        args.dc = [utf8(t) for t in args.dc]
+    if getattr(args, "where", None):
+        args.where = utf8(args.where)
 
 
 def _main(argv: list[str] | None) -> int:
@@ -797,6 +870,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        _texts_as_utf8(args)
         if args.command is None:
             raise FacetInputError(
                 "no command; use 'facet detect', 'facet explain' or 'facet report' "
@@ -822,10 +896,10 @@ def _main(argv: list[str] | None) -> int:
             traceback.print_exc()
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return EXIT_INTERNAL
-    except Terminated:
+    except Terminated as err:
         _stopped.append(True)
-        print(f"{PROG}: terminated", file=sys.stderr)
-        return 143
+        print(f"{PROG}: {err.word}", file=sys.stderr)
+        return err.code
     except KeyboardInterrupt:
         _stopped.append(True)
         print(f"{PROG}: interrupted", file=sys.stderr)
@@ -847,9 +921,11 @@ def _main(argv: list[str] | None) -> int:
             return _timed_out(signal_exc)
         if signal_exc is not None:  # a signal that arrived inside a compiled kernel's call
             _stopped.append(True)
-            terminated = isinstance(signal_exc, Terminated)
-            print(f"{PROG}: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
-            return 143 if terminated else 130
+            if isinstance(signal_exc, Terminated):
+                print(f"{PROG}: {signal_exc.word}", file=sys.stderr)
+                return signal_exc.code
+            print(f"{PROG}: interrupted", file=sys.stderr)
+            return 130
         if debug:
             traceback.print_exc()
         from facet.engine.spark import spark_failure, task_input_error
@@ -928,10 +1004,45 @@ def _skip_unused_imports(argv: list[str]) -> None:
     sys.meta_path.insert(0, _Skip())
 
 
+class _Unfailing:
+    """stderr that never fails the run: a warning or an error line that cannot be
+    written (a full disk under ``2>log``) is lost, and the exit code stays the
+    run's (an ``OSError`` there made a clean run exit 1)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except (OSError, ValueError):
+            return len(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _standard_streams() -> None:
+    """The process's stdout and stderr made safe to write: text that the stream's
+    encoding cannot hold is escaped (``PYTHONIOENCODING=ascii``), a stdout closed
+    before the start (``>&-``) discards what is printed, and stderr never fails."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the process
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")
+    sys.stderr = _Unfailing(sys.stderr if sys.stderr is not None else open(os.devnull, "w"))  # noqa: SIM115
+
+
 def entry() -> None:
     """The ``facet`` command (and ``python -m facet``): :func:`main` in a process
     of its own."""
     argv = sys.argv[1:]
+    _standard_streams()
     _skip_unused_imports(argv)
     code = main(argv, process=True)
     _ignore_signals()  # the outcome is decided: a late signal does not change the exit code

@@ -90,7 +90,7 @@ def _open(path: Path) -> Any:
     """A binary stream of the file's bytes, decompressed by extension (§4.2)."""
     if path.suffix.lower() == ".xz":  # pyarrow has no xz codec
         return lzma.open(path, "rb")
-    return pa.input_stream(str(path), compression="detect")
+    return pa.input_stream(_arrow(path), compression="detect")
 
 
 @contextlib.contextmanager
@@ -576,7 +576,7 @@ def _load_path(path: Path, name: str, columns: list[str] | None) -> Source:
         import pyarrow.parquet as pq
 
         try:
-            schema_names = pq.read_schema(str(path)).names
+            schema_names = pq.read_schema(_arrow(path)).names
         except (pa.ArrowInvalid, OSError) as err:
             msg = str(err).splitlines()[0] if str(err) else type(err).__name__
             raise DataError(
@@ -587,11 +587,11 @@ def _load_path(path: Path, name: str, columns: list[str] | None) -> Source:
         coded = _dictionary_coded_text(path, cols)
         if path.is_file():  # whole columns (read_table cuts 128k-row chunks, which
             # encoding would combine: a copy of every column it codes)
-            table = pq.ParquetFile(str(path), read_dictionary=coded or None).read(columns=cols)
+            table = pq.ParquetFile(_arrow(path), read_dictionary=coded or None).read(columns=cols)
         else:
-            table = pq.read_table(str(path), columns=cols, read_dictionary=coded or None)
+            table = pq.read_table(_arrow(path), columns=cols, read_dictionary=coded or None)
         if cols is not None and not cols:
-            meta = pq.read_metadata(str(path))
+            meta = pq.read_metadata(_arrow(path))
             src = _from_arrow_like(table, name, [])
             src.all_columns = list(schema_names)
             src.num_rows = meta.num_rows
@@ -603,9 +603,9 @@ def _load_path(path: Path, name: str, columns: list[str] | None) -> Source:
         import pyarrow.feather as feather
 
         try:
-            table = feather.read_table(str(path))
+            table = feather.read_table(_arrow(path))
         except pa.ArrowInvalid:
-            with pa.OSFile(str(path), "rb") as f:
+            with pa.OSFile(_arrow(path), "rb") as f:
                 table = pa.ipc.open_stream(f).read_all()
         return _from_arrow_like(table, name, columns)
     return read_csv(path, columns, "\t" if kind == "tsv" else ",")
@@ -622,7 +622,7 @@ def _dictionary_coded_text(path: Path, columns: list[str] | None) -> list[str]:
     import pyarrow.parquet as pq
 
     try:
-        meta = pq.read_metadata(str(path))
+        meta = pq.read_metadata(_arrow(path))
         schema = meta.schema.to_arrow_schema()
     except (pa.ArrowInvalid, OSError):
         return []
@@ -651,8 +651,25 @@ def _dictionary_coded_text(path: Path, columns: list[str] | None) -> list[str]:
     return sorted(text - plain)
 
 
+def _arrow(path: Path) -> str:
+    """``path`` as Arrow opens it: Arrow takes a name as UTF-8, where Python keeps
+    a name it could not decode in the locale (a C locale without UTF-8 mode) as
+    escaped bytes (:func:`check_path` refuses names that are not UTF-8)."""
+    return os.fsencode(path).decode("utf-8", "surrogateescape")
+
+
 def check_path(path: Path, name: str) -> None:
     """A path facet can open: it exists, is a regular file, and has a UTF-8 name."""
+    try:
+        _check_path(path, name)
+    except PermissionError:  # a directory on the way that may not be searched
+        raise DataError(
+            f"cannot read {name!r}: permission denied; check the permissions of the file "
+            "and of the directories above it"
+        ) from None
+
+
+def _check_path(path: Path, name: str) -> None:
     if path.is_symlink() and not path.exists():
         raise DataError(
             f"cannot read {name!r}: it is a broken symbolic link to "

@@ -34,6 +34,10 @@ PHASES = ("load", "compile", "warmup", "encode", "count", "write")
 MEMORY_ENV = "FACET_MEMORY_AVAILABLE"
 
 
+#: the longest ``--timeout`` (about 31 years): the alarm timer takes no more
+MAX_TIMEOUT = 1e9
+
+
 @dataclass(frozen=True)
 class ProgressEvent:
     """One step of a run, as ``facet.detect(..., progress=callback)`` reports it.
@@ -301,6 +305,11 @@ KERNEL_ENTRIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "count-keyed": ("count", ("count_keyed",)),
     "expand": ("expand", ("expand",)),
     "sides-to-lists": ("expand", ("sides_to_lists",)),
+    "components": (
+        "components",
+        ("union_groups", "union_dominance", "union_pairs", "component_labels"),
+    ),
+    "suspects": ("suspects", ("greedy_cover",)),
 }
 
 

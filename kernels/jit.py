@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from numba import njit as _numba_njit
+from numba.core import config as numba_config
 from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.core.dispatcher import Dispatcher
 
@@ -80,16 +83,55 @@ def cache_lock(folder: str) -> Iterator[None]:
             os.close(fd)  # releases the lock
 
 
+def fallback_cache_dir() -> str | None:
+    """A cache folder of this user's own under the temporary directory, for when
+    numba finds no writable one (the package's ``__pycache__``, ``~/.cache/numba``:
+    a read-only install run by a user whose home is not writable).  None when that
+    folder cannot be made, or is not this user's alone (another user could plant
+    machine code there)."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    path = os.path.join(tempfile.gettempdir(), f"facet-numba-{uid}")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+    except OSError:
+        return None
+    mine = stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o022
+    return path if mine and os.access(path, os.W_OK) else None
+
+
+def _locked_cache(disp: Dispatcher) -> LockedCache | None:
+    """The kernel's cache; where numba finds no writable folder for it (it raises
+    "no locator available"), in :func:`fallback_cache_dir` -- else none: the kernel
+    then compiles in each process, as numba without ``cache``."""
+    try:
+        return LockedCache(disp.py_func)
+    except RuntimeError:
+        if numba_config.CACHE_DIR:  # the user's folder, not writable
+            return None
+        folder = fallback_cache_dir()
+        if folder is None:
+            return None
+        numba_config.CACHE_DIR = folder  # (numba reads it when a cache is made)
+        try:
+            return LockedCache(disp.py_func)
+        except RuntimeError:
+            return None
+
+
 def njit(*args: Any, **options: Any) -> Any:
     """``numba.njit`` (``@njit`` or ``@njit(...)``); ``cache=True`` caches on disk
-    through :class:`LockedCache`."""
+    through :class:`LockedCache` (:func:`_locked_cache`: where numba's own places
+    are not writable, in a folder under the temporary directory)."""
     cache = options.pop("cache", False)
 
     def wrap(fn: Callable) -> Any:
         disp = _numba_njit(**options)(fn)
         if cache and isinstance(disp, Dispatcher):  # not a plain function (NUMBA_DISABLE_JIT)
             if hasattr(disp, "_cache"):  # numba's attribute behind enable_caching()
-                disp._cache = LockedCache(disp.py_func)
+                locked = _locked_cache(disp)
+                if locked is not None:
+                    disp._cache = locked
             else:  # pragma: no cover - a numba that keeps its cache elsewhere: unlocked
                 disp.enable_caching()
         return disp

@@ -15,6 +15,7 @@ import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import pytest
 
+import facet
 from facet import cli
 from facet.cli import main
 from tests.naive import naive_pairs
@@ -407,8 +408,12 @@ def test_csv_timestamps_with_zones(tmp_path, capsys):
     assert "notadate" in err
 
 
-def test_sigterm_leaves_no_output(tmp_path):
-    """SIGTERM mid-run: exit 143, one line, no output file and no temporary left."""
+@pytest.mark.parametrize(
+    ("signame", "code", "line"), [("SIGTERM", 143, "terminated"), ("SIGHUP", 129, "hung up")]
+)
+def test_sigterm_leaves_no_output(tmp_path, signame, code, line):
+    """SIGTERM mid-run: exit 143, one line, no output file and no temporary left;
+    SIGHUP (the terminal closed) likewise, exit 129 (it left a partial temporary)."""
     import signal
     import time
 
@@ -429,12 +434,138 @@ def test_sigterm_leaves_no_output(tmp_path):
     while time.monotonic() < deadline and not list(tmp_path.glob(".facet-*")):
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.02)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(getattr(signal, signame))
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143, err
-    assert err.strip().splitlines() == ["facet: terminated"]
+    assert proc.returncode == code, err
+    assert err.strip().splitlines() == [f"facet: {line}"]
     assert not out.exists()
     assert not list(tmp_path.glob(".facet-*"))
+
+
+def test_out_naming_an_input_is_refused_and_the_input_kept(tmp_path, capsys):
+    """``--out`` that is the data or a rules file, by any name (relative, a hard
+    link): exit 2 before anything is read; the input replaced by the output was
+    what a probe found."""
+    data = tmp_path / "in.csv"
+    data.write_text("a,b\nx,1\nx,2\n")
+    rules = tmp_path / "rules.txt"
+    rules.write_text("a -> b\n")
+    os.link(data, tmp_path / "hard.csv")
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        for out in ("in.csv", "./in.csv", "hard.csv", "rules.txt"):
+            code, _, err = run(["detect", "in.csv", "--rules", "rules.txt", "--output", "pairs",
+                                "--out", out], capsys)  # fmt: skip
+            assert code == 2 and "it is the input file" in err and "choose another" in err, out
+        os.symlink("in.csv", "in.html")
+        code, _, err = run(["report", "in.csv", "--dc", "a -> b", "--out", "in.html"], capsys)
+        assert code == 2 and "it is the input file 'in.csv'" in err
+    finally:
+        os.chdir(cwd)
+    assert data.read_text() == "a,b\nx,1\nx,2\n" and rules.read_text() == "a -> b\n"
+    with pytest.raises(facet.FacetInputError, match="it is the input file"):
+        facet.detect(data, dcs=["a -> b"], output="pairs", out=tmp_path / "hard.csv")
+
+
+def _facet(args: list[str], **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "facet", *args], text=True, timeout=300, **kw)
+
+
+def test_a_stderr_that_takes_nothing_keeps_the_exit_code(tmp_path):
+    """Warnings or the error line lost to a full disk (``2>/dev/full``): the exit
+    code stays the run's (it was 1 for a clean run, and for a bad DC)."""
+    data = tmp_path / "w.csv"
+    data.write_text("a,b\n1,2\nx,3\n")  # ('x': a warning, read as NULL)
+    with open("/dev/full", "w") as full:
+        clean = _facet(["detect", str(data), "--dc", "not(t.a > t'.a and t.b < t'.b)"],
+                       stdout=subprocess.PIPE, stderr=full)  # fmt: skip
+        bad = _facet(["detect", str(data), "--dc", "a -> nope"], stdout=subprocess.PIPE,
+                     stderr=full)  # fmt: skip
+    assert clean.returncode == 0 and "0 violations" in clean.stdout
+    assert bad.returncode == 2
+
+
+def test_no_stdout_at_all_is_no_traceback(tmp_path):
+    """A stdout closed before the start (``>&-``): what is printed goes nowhere, the
+    ``--out`` file is written, the exit code is the run's, no traceback."""
+    data = tmp_path / "d.csv"
+    data.write_text("a,b\nx,1\nx,2\n")
+    out = tmp_path / "p.csv"
+    proc = _facet(["detect", str(data), "--dc", "a -> b", "--output", "pairs", "--out", str(out)],
+                  stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1))  # fmt: skip
+    assert proc.returncode == 1 and proc.stderr == ""
+    assert out.exists()
+
+
+def test_a_full_stdout_after_the_file_is_in_place_keeps_it(tmp_path):
+    """The ``--out`` file in place is a finished run (§9): a summary that stdout
+    cannot take (``>/dev/full``) is a warning, the exit code 1 and the file kept
+    (it exited 2 and left the file, against §9's no file after 2)."""
+    data = tmp_path / "d.csv"
+    data.write_text("a,b\nx,1\nx,2\n")
+    out = tmp_path / "p.csv"
+    with open("/dev/full", "w") as full:
+        proc = _facet(["detect", str(data), "--dc", "a -> b", "--output", "pairs", "--out",
+                       str(out)], stdout=full, stderr=subprocess.PIPE)  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(f"facet: warning: the output is in {out}, but stdout")
+    assert pacsv.read_csv(out).num_rows == 2
+    with open("/dev/full", "w") as full:  # without --out stdout is the output: exit 2
+        proc = _facet(["detect", str(data), "--dc", "a -> b"], stdout=full,
+                      stderr=subprocess.PIPE)  # fmt: skip
+    assert proc.returncode == 2 and "No space left on device" in proc.stderr
+
+
+def test_a_narrow_stdout_encoding_escapes_what_it_cannot_hold(tmp_path):
+    """``PYTHONIOENCODING=ascii``: non-ASCII names in the text report are escaped
+    (it was an internal error)."""
+    data = tmp_path / "dätä.csv"
+    data.write_text("Straße,städt\n1,2\n1,3\n", encoding="utf-8")
+    proc = _facet(["detect", str(data), "--dc", "Straße -> städt"], capture_output=True,
+                  env={**os.environ, "PYTHONIOENCODING": "ascii"})  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert "t.Stra\\xdfe" in proc.stdout and "2 violations" in proc.stdout
+
+
+def test_a_c_locale_without_utf8_mode_reads_non_ascii_names_and_dcs(tmp_path):
+    """``LC_ALL=C PYTHONUTF8=0``: arguments come as escaped bytes; the file opens
+    and the DC parses (an internal error and a syntax error before)."""
+    data = tmp_path / "dätä ü.csv"
+    data.write_text("Straße,städt\n1,2\n1,3\n", encoding="utf-8")
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0"}
+    env.pop("PYTHONIOENCODING", None)
+    proc = _facet(["detect", str(data), "--dc", "Straße -> städt", "--format", "json"],
+                  capture_output=True, env=env)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["total_violations"] == 2
+
+
+def test_a_directory_that_may_not_be_searched_is_bad_input(emp, tmp_path, capsys, monkeypatch):
+    """EACCES on the way to DATA or ``--out`` (a directory without search
+    permission; root ignores modes, so the error is raised here): exit 2 naming
+    the permissions, not an internal error."""
+    real = Path.is_symlink
+
+    def denied(self):
+        if "locked" in str(self):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "is_symlink", denied)
+    code, _, err = run(["detect", str(tmp_path / "locked" / "a.csv"), "--dc", "a -> b"], capsys)
+    assert code == 2 and "permission denied" in err and "directories above it" in err
+    real_dir = Path.is_dir
+    monkeypatch.setattr(Path, "is_dir", lambda self: denied(self) or real_dir(self))
+    code, _, err = run(["detect", str(emp), "--dc", "dept -> zip", "--output", "pairs", "--out",
+                        str(tmp_path / "locked" / "o.csv")], capsys)  # fmt: skip
+    assert code == 2 and "--out" in err and "permission denied" in err
+
+
+@pytest.mark.parametrize("value", ["1e10", "inf"])
+def test_a_timeout_past_the_alarm_timer_is_refused(emp, capsys, value):
+    code, _, err = run(["detect", str(emp), "--dc", "dept -> zip", "--timeout", value], capsys)
+    assert code == 2 and "at most 1e+09" in err
 
 
 def test_a_signal_after_the_file_is_in_place_does_not_change_the_outcome(tmp_path):

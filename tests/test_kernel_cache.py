@@ -154,3 +154,44 @@ def test_njit_caches_through_the_locked_cache():
         assert isinstance(disp._cache, LockedCache)
         assert not isinstance(bare._cache, LockedCache)  # no cache asked
         assert disp(3) == 3 and bare(4) == 4
+
+
+class _Kernel:
+    """What :func:`facet.kernels.jit._locked_cache` reads of a dispatcher."""
+
+    py_func = staticmethod(_plain)
+
+
+def _no_numba_folder(monkeypatch, tmp_path):
+    """numba finding no folder of its own: only the user-provided locator, unset."""
+    from numba.core import config
+
+    import facet.kernels.jit as jit
+
+    monkeypatch.setattr(config, "CACHE_LOCATOR_CLASSES", "UserProvidedCacheLocator")
+    monkeypatch.setattr(config, "CACHE_DIR", "")
+    monkeypatch.setattr(jit.tempfile, "tempdir", str(tmp_path))
+    return jit, config
+
+
+def test_no_writable_cache_folder_falls_back_to_one_of_the_users_own(monkeypatch, tmp_path):
+    """A read-only install run by a user whose home is not writable: numba raises
+    "no locator available" at import; the kernels cache under the temporary
+    directory instead, in a folder only this user may write."""
+    jit, config = _no_numba_folder(monkeypatch, tmp_path)
+    cache = jit._locked_cache(_Kernel())
+    folder = tmp_path / f"facet-numba-{os.getuid()}"
+    assert isinstance(cache, LockedCache) and str(folder) == config.CACHE_DIR
+    assert cache._cache_path.startswith(str(folder))
+    assert (folder.stat().st_mode & 0o777) == 0o700
+
+
+def test_a_fallback_folder_others_may_write_is_not_used(monkeypatch, tmp_path):
+    """Another user could plant machine code in a shared folder: no cache then (the
+    kernels compile in each process)."""
+    jit, config = _no_numba_folder(monkeypatch, tmp_path)
+    folder = tmp_path / f"facet-numba-{os.getuid()}"
+    folder.mkdir()
+    folder.chmod(0o777)
+    assert jit.fallback_cache_dir() is None
+    assert jit._locked_cache(_Kernel()) is None and config.CACHE_DIR == ""

@@ -188,7 +188,7 @@ def test_warmup_loads_what_the_plans_use_and_only_that(emp):
             import importlib
             out = {{}}
             for name in ("bhsm", "composite", "count", "decompose", "dictionary", "expand",
-                         "hashing", "iejoin", "refine"):
+                         "hashing", "iejoin", "refine", "components", "suspects"):
                 mod = importlib.import_module("facet.kernels." + name)
                 for attr, fn in vars(mod).items():
                     if hasattr(fn, "overloads") and hasattr(fn, "py_func"):
@@ -197,7 +197,8 @@ def test_warmup_loads_what_the_plans_use_and_only_that(emp):
 
         report = []
         runs = [([{DCS[0]!r}], "count"), ({DCS!r}, "count"), ({DCS!r}, "pairs"),
-                ({DCS!r}, "blocks")]
+                ({DCS!r}, "blocks"), ({DCS!r}, "tuples"), ({DCS!r}, "components"),
+                ({DCS!r}, "suspects")]
         for dcs, output in runs:
             warmup(run_kernels(facet.load_dcs(dcs=dcs), DEFAULT, ("count", output)))
             before = overloads()
@@ -209,6 +210,8 @@ def test_warmup_loads_what_the_plans_use_and_only_that(emp):
         print(json.dumps(report))
     """)
     fd, *rest = out
+    assert [r[0] for r in rest[-3:]] == ["tuples", "components", "suspects"]
+    assert "components" in rest[-2][1] and "suspects" in rest[-1][1]
     for output, _, warm, grew, _ in out:
         assert grew == {}, (output, grew)
         assert warm == 0.0, output

@@ -86,7 +86,8 @@ def run_kernels(
     from facet.planner.plan import leading_equalities, make_plan, needs_statistics
     from facet.planner.statistics import Sides
 
-    outputs = tuple(outputs)
+    requested = tuple(outputs)
+    outputs = tuple(dict.fromkeys(p for o in requested for p in ROW_OUTPUT_PLANS.get(o, (o,))))
     dcs = list(dcs)
     threads = config.workers
     rows = 0 if source is None else source.num_rows
@@ -125,7 +126,19 @@ def run_kernels(
                 names.update(("bhsm", "cdq") + (("iejoin",) if ineqs == 2 else ()))
     if "refine" in names and threads > 1 and rows >= config.parallel_work * threads:
         names.add("counting-sort")  # a whole-table equality's parallel counting sort
+    if execute:  # a row output's own kernels (union-find, the greedy cover)
+        names.update(o for o in requested if o in KERNELS)
     return names
+
+
+#: the plans a row output runs (docs/outputs.md): degrees from count plans,
+#: components from them or from blocks, suspects from the pairs
+ROW_OUTPUT_PLANS: dict[str, tuple[str, ...]] = {
+    "tuples": ("count",),
+    "cells": ("count",),
+    "components": ("count", "blocks"),
+    "suspects": ("pairs",),
+}
 
 
 def _widest_component(dcs: Iterable[DC]) -> int:
@@ -443,6 +456,37 @@ def _sides_to_lists(t: SimpleNamespace) -> None:
         sides_to_lists(g.buf, g.desc, 0)
 
 
+def _components(t: SimpleNamespace) -> None:
+    from facet.kernels.components import (
+        component_labels,
+        union_dominance,
+        union_groups,
+        union_pairs,
+    )
+
+    parent = np.arange(t.n, dtype=np.int64)
+    seen = np.zeros(t.n, np.bool_)
+    rows = np.zeros(1, np.int64)
+    for g in t.groups:
+        union_groups(parent, seen, g.buf, g.desc)
+        for ops in ([2], [2, 4]):  # one order predicate, then two
+            rows = np.zeros(len(ops), np.int64)
+            union_dominance(
+                parent, seen, g.buf, g.desc, t.codes, rows, rows, np.array(ops, np.int64)
+            )
+    tids = np.arange(4, dtype=np.int64)
+    union_pairs(parent, seen, tids, tids[::-1].copy())
+    component_labels(parent, seen)
+
+
+def _suspects(t: SimpleNamespace) -> None:
+    from facet.kernels.suspects import greedy_cover
+
+    edge_off = np.array([0, 2, 4], np.int64)
+    cells = np.array([0, 1, 1, 2], np.int64)
+    greedy_cover(edge_off, cells, np.array([1, 0, 1, 1], np.int64), 3)
+
+
 #: kernel name -> what loads it
 KERNELS: dict[str, Callable[[SimpleNamespace], None]] = {
     "dictionary": _dictionary,
@@ -461,4 +505,6 @@ KERNELS: dict[str, Callable[[SimpleNamespace], None]] = {
     "key-candidates": _key_candidates,
     "expand": _expand,
     "sides-to-lists": _sides_to_lists,
+    "components": _components,
+    "suspects": _suspects,
 }

@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -52,6 +54,35 @@ def out_format(path: str, allow_json: bool = False) -> str:
 def check_out_path(path: str, example: str) -> None:
     """Refuse an ``--out`` path that names a directory or lies in no directory
     (``example``: a file name to suggest inside a directory)."""
+    try:
+        _check_out_path(path, example)
+    except PermissionError:  # a directory on the way that may not be searched
+        raise FacetInputError(
+            f"--out '{path}': permission denied; check the permissions of the directories "
+            "above it, or choose another path"
+        ) from None
+
+
+def check_not_input(path: str, inputs: Iterable[Any]) -> None:
+    """Refuse an ``--out`` path that is one of the run's input files under any
+    name (a relative path, a link): writing the output would replace it."""
+    if not os.path.exists(path):
+        return
+    for item in inputs:
+        if not isinstance(item, str | os.PathLike):
+            continue
+        try:
+            same = os.path.samefile(path, item)
+        except (OSError, ValueError):  # (rules text, say, or a file gone)
+            continue
+        if same:
+            raise FacetInputError(
+                f"--out '{path}': it is the input file '{os.fspath(item)}', which the output "
+                "would replace; choose another path"
+            )
+
+
+def _check_out_path(path: str, example: str) -> None:
     if path.endswith(("/", os.sep)) or Path(path).is_dir():
         raise FacetInputError(
             f"--out '{path}': it is a directory; give a file path such as "

@@ -30,7 +30,7 @@ from facet.language.ast import Col
 from facet.language.errors import FacetInputError
 from facet.language.normalize import side_columns, text_order
 from facet.loading import load
-from facet.sinks.files import TextFile, check_out_path
+from facet.sinks.files import TextFile, check_not_input, check_out_path
 
 #: rows of the data embedded at most, and partners shown per row and DC (docs/report.md)
 MAX_ROWS = 10_000
@@ -74,12 +74,13 @@ def report_html(
     return _render(doc)
 
 
-def open_report(path: str | os.PathLike) -> TextFile:
+def open_report(path: str | os.PathLike, inputs: list[Any] = ()) -> TextFile:
     """The report's file: a temporary file beside ``path`` (``close()`` renames it into
-    place, ``abort()`` removes it); a directory, or a path in no writable directory,
-    is bad input."""
+    place, ``abort()`` removes it); a directory, a path in no writable directory, or
+    one of the ``inputs`` is bad input."""
     path = os.fspath(path)
     check_out_path(path, "report.html")
+    check_not_input(path, inputs)
     return TextFile(path)
 
 
@@ -88,7 +89,7 @@ def write_report(
 ) -> None:
     """Write the report to ``path`` atomically (a temporary file renamed into place;
     nothing is left there when it fails)."""
-    out = path if isinstance(path, TextFile) else open_report(path)
+    out = path if isinstance(path, TextFile) else open_report(path, [result.source, data])
     try:
         out.write(report_html(result, data, **kw))
         out.close()
