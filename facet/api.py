@@ -865,7 +865,7 @@ def _row_output(
     suspects' greedy cover lists them, bounded)."""
     monitor.start("write", None)
     t = time.perf_counter()
-    table = row_output(session, output, result.total_violations)
+    table = row_output(session, output, [d.violations for d in result.dcs])
     written = None
     if "dc" in table.column_names:
         dcs = table.column("dc").to_numpy()

@@ -108,7 +108,7 @@ class Result:
             return self._rows
         if self._session is None:
             raise RuntimeError("this result holds no data to compute rows from")
-        return self._session.row_output(output, self.total_violations)
+        return self._session.row_output(output, [d.violations for d in self.dcs])
 
     def tuples(self) -> pa.Table:
         """``(tid, dc, pairs, partners)``: every row in a violation, per DC

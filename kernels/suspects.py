@@ -68,8 +68,9 @@ def _pop(hk, hc, size):
 def greedy_cover(edge_off, edge_cells, edge_strong, ncells):
     """Cells in the order the greedy cover takes them, with the violations each
     covered when taken.  ``edge_off``/``edge_cells``: the violations as lists of
-    distinct cell ids below ``ncells``; ``edge_strong``: per listed cell, 1 when
-    it is strong in that violation, else 0.  Fewer than 2^31 violations."""
+    distinct cell ids below ``ncells`` (any integer type); ``edge_strong``: per
+    listed cell, 1 when it is strong in that violation, else 0.  Fewer than 2^31
+    violations."""
     nedges = edge_off.shape[0] - 1
     deg = np.zeros(ncells, np.int64)
     strong = np.zeros(ncells, np.int64)
@@ -80,14 +81,16 @@ def greedy_cover(edge_off, edge_cells, edge_strong, ncells):
     for c in range(ncells):
         cell_off[c + 1] = cell_off[c] + deg[c]
     fill = cell_off[:-1].copy()
-    cell_edges = np.empty(edge_cells.shape[0], np.int64)
+    cell_edges = np.empty(edge_cells.shape[0], np.int32)  # (fewer than 2^31 violations)
     for e in range(nedges):
         for k in range(edge_off[e], edge_off[e + 1]):
             c = edge_cells[k]
             cell_edges[fill[c]] = e
             fill[c] += 1
-    hk = np.empty(ncells + edge_cells.shape[0] + 1, np.int64)
-    hc = np.empty(ncells + edge_cells.shape[0] + 1, np.int64)
+    # the heap holds one entry per cell at most: a stale one popped is pushed back
+    # in its place, a current one is taken
+    hk = np.empty(ncells + 1, np.int64)
+    hc = np.empty(ncells + 1, np.int64)
     size = 0
     for c in range(ncells):
         if deg[c] > 0:

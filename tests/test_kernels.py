@@ -715,6 +715,9 @@ def test_greedy_cover_equals_its_naive_twin(edges):
     flags = np.array([e[c] for e in edges for c in sorted(e)], np.int64)
     off = np.cumsum([0] + [len(e) for e in edges]).astype(np.int64)
     picked, scores = greedy_cover(off, cells, flags, 10)
+    # as the engine passes them: dense int32 ids, int8 flags
+    narrow = greedy_cover(off, cells.astype(np.int32), flags.astype(np.int8), 10)
+    assert picked.tolist() == narrow[0].tolist() and scores.tolist() == narrow[1].tolist()
     left, want = list(edges), []
     while left:
         deg = {c: sum(c in e for e in left) for c in range(10)}

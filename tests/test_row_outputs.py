@@ -15,6 +15,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.csv
 import pyarrow.parquet as pq
@@ -234,6 +235,34 @@ def test_suspects_equal_the_naive_greedy_cover(data):
     got = res.suspects()
     assert got.schema.names == ["tid", "column", "score", "rank"]
     assert list(zip(*[got.column(c).to_pylist() for c in got.column_names], strict=True)) == want
+    # the violations not counted first: the cells' arrays grow as they are listed
+    assert res._session.row_output("suspects").equals(got)
+
+
+def test_dense_ids_by_marks_equal_numpy_unique():
+    """Cell ids made dense by a mark per possible id (no sort) or by np.unique (a
+    sparse id space): the same distinct ids and indices."""
+    from facet.engine.row_outputs import _dense
+
+    rng = np.random.default_rng(3)
+    ids = rng.integers(0, 5000, 20_000).astype(np.int32)
+    marks = _dense(ids, 5000)
+    uniq = _dense(ids, 1 << 30)  # (past 2 * ids + 2^24: np.unique)
+    want, inverse = np.unique(ids, return_inverse=True)
+    for distinct, dense in (marks, uniq):
+        assert distinct.tolist() == want.tolist() and dense.tolist() == inverse.tolist()
+        assert dense.dtype == np.int32
+
+
+def test_suspects_refuse_a_cover_the_memory_cannot_hold(monkeypatch):
+    """Violations whose cover would not fit in the memory available: exit 2
+    before any is listed (``SUSPECT_CELL_BYTES`` per cell, 8 per violation)."""
+    table = pa.table({"a": [1] * 40, "b": list(range(40))})
+    monkeypatch.setenv("FACET_MEMORY_AVAILABLE", "30K")  # 1,560 violations x 4 cells
+    with pytest.raises(facet.FacetInputError, match="covering the DCs' 1,560 violations takes"):
+        facet.detect(table, dcs=["a -> b"], output="suspects")
+    monkeypatch.setenv("FACET_MEMORY_AVAILABLE", "200K")
+    assert facet.detect(table, dcs=["a -> b"], output="suspects").suspects().num_rows > 0
 
 
 def test_suspects_rank_planted_fd_errors_first():

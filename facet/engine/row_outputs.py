@@ -63,6 +63,7 @@ from facet.language.normalize import (
     text_order,
 )
 from facet.planner.plan import KEYED, make_plan, needs_statistics
+from facet.progress import available_memory, human_bytes
 
 #: a :class:`facet.engine.session.Session` (the session imports this module)
 Session = Any
@@ -367,9 +368,73 @@ def _over_budget(budget: int, total: int | None = None) -> FacetInputError:
     )
 
 
-def suspects_table(session: Session, total: int | None = None) -> pa.Table:
-    """``suspects`` over all of the session's DCs, by rank (``total``: the run's
-    violation count when known, so that too many fail before any is listed)."""
+#: bytes the greedy cover holds per cell of a listed violation (its id, its strong
+#: flag, its place in the cell's list, its dense id) and per violation (its offset):
+#: a bound; measured, 14.6M violations of 4 cells each peaked at 890 MB (11 bytes
+#: per cell above the process's 250 MB)
+SUSPECT_CELL_BYTES = 16
+SUSPECT_EDGE_BYTES = 8
+
+
+def _check_suspects_memory(counts: list[int], widths: list[int]) -> None:
+    """Refuse (exit 2) a cover whose violations would not fit in the memory
+    available, before any is listed."""
+    available = available_memory()
+    if available is None:
+        return
+    need = sum(c * (w * SUSPECT_CELL_BYTES + SUSPECT_EDGE_BYTES)
+               for c, w in zip(counts, widths, strict=True))  # fmt: skip
+    if need > available:
+        raise FacetInputError(
+            f"--output suspects: covering the DCs' {sum(counts):,} violations takes about "
+            f"{human_bytes(need)}, more than the {human_bytes(available)} available; use "
+            "--output cells (violations per cell, never listing pairs) or narrow the DCs"
+        )
+
+
+class _Cells:
+    """The listed violations' cells, appended in place: ids (``int32`` while every
+    cell id fits) and strong flags (``int8``), grown by half when full (sized
+    exactly when the violations are counted)."""
+
+    def __init__(self, capacity: int, wide: bool) -> None:
+        self.ids = np.empty(max(capacity, 16), np.int64 if wide else np.int32)
+        self.strong = np.empty(len(self.ids), np.int8)
+        self.size = 0
+
+    def add(self, cells: np.ndarray, flags: np.ndarray) -> None:
+        """``cells``: one row per violation; ``flags``: the strong flag per column."""
+        m = cells.size
+        if self.size + m > len(self.ids):
+            grown = max(self.size + m, len(self.ids) * 3 // 2)
+            self.ids = np.resize(self.ids, grown)
+            self.strong = np.resize(self.strong, grown)
+        end = self.size + m
+        self.ids[self.size : end] = cells.reshape(-1)
+        self.strong[self.size : end].reshape(-1, len(flags))[:] = flags
+        self.size = end
+
+
+def _dense(ids: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct ids ascending, each id's index among them)`` -- ``np.unique``'s
+    answer; by a mark per possible id when there are not many more of those than
+    ids (no sort, 4 bytes per id), else by ``np.unique``."""
+    if space > 2 * len(ids) + (1 << 24):
+        distinct, dense = np.unique(ids, return_inverse=True)
+        return distinct, dense.astype(np.int32 if len(distinct) < 2**31 else np.int64)
+    seen = np.zeros(space, np.bool_)
+    seen[ids] = True
+    distinct = np.flatnonzero(seen)
+    del seen
+    index = np.empty(space, np.int32)
+    index[distinct] = np.arange(len(distinct), dtype=np.int32)
+    return distinct, index[ids]
+
+
+def suspects_table(session: Session, counts: list[int] | None = None) -> pa.Table:
+    """``suspects`` over all of the session's DCs, by rank (``counts``: each DC's
+    violations when known, so that too many, or too many for the memory, fail
+    before any is listed)."""
     engine = session.engine
     normal = session.normal
     sides = [(side_columns(nd, 0), side_columns(nd, 1) if nd.arity == 2 else []) for nd in normal]
@@ -378,17 +443,23 @@ def suspects_table(session: Session, total: int | None = None) -> pa.Table:
     col = {c: k for k, c in enumerate(names)}
     width = max(len(names), 1)
     budget = min(session.config.suspect_violations, (1 << 31) - 1)  # the kernel's bound
-    if total is not None and total > budget:
-        raise _over_budget(budget, total)
-    chunks: list[np.ndarray] = []
-    strong: list[np.ndarray] = []
-    widths: list[int] = []
+    widths = [len(t) + len(u) for t, u in sides]
+    total = None if counts is None else sum(counts)
+    if total is not None:
+        if total > budget:
+            raise _over_budget(budget, total)
+        _check_suspects_memory(counts, widths)
+    space = session.rows * width  # cell ids: tid * width + column
+    wide = space >= 2**31
+    known = sum(c * w for c, w in zip(counts, widths, strict=True)) if counts else 1 << 16
+    cells = _Cells(known, wide)
+    per_edge: list[np.ndarray] = []  # (violations, width) runs, in order
     listed = 0
     for i, nd in enumerate(normal):
         t_cols = np.array([col[c] for c in sides[i][0]], np.int64)
         u_cols = np.array([col[c] for c in sides[i][1]], np.int64)
-        t_strong = np.array([c in strong_columns(nd, 0) for c in sides[i][0]], np.int8)
-        u_strong = np.array([c in strong_columns(nd, 1) for c in sides[i][1]], np.int8)
+        flags = np.array([c in strong_columns(nd, 0) for c in sides[i][0]]
+                         + [c in strong_columns(nd, 1) for c in sides[i][1]], np.int8)  # fmt: skip
         if nd.arity == 1:
             parts = [(np.asarray(engine.single_rows(nd), np.int64), None)]
         else:
@@ -399,33 +470,32 @@ def suspects_table(session: Session, total: int | None = None) -> pa.Table:
             listed += len(t1)
             if listed > budget:
                 raise _over_budget(budget)
-            cells = t1[:, None] * width + t_cols[None, :]
-            flags = t_strong
+            if not len(t1) or not len(flags):
+                continue
+            block = t1[:, None] * width + t_cols[None, :]
             if t2 is not None:
-                cells = np.hstack([cells, t2[:, None] * width + u_cols[None, :]])
-                flags = np.concatenate([t_strong, u_strong])
-            if len(cells):
-                chunks.append(cells.reshape(-1))
-                strong.append(np.tile(flags, len(cells)))
-                widths.append(cells.shape[1])
-    if not chunks:
+                block = np.hstack([block, t2[:, None] * width + u_cols[None, :]])
+            cells.add(block, flags)
+            per_edge.append(np.array([len(t1), len(flags)], np.int64))
+    if cells.size == 0:
         return SUSPECTS_SCHEMA.empty_table()
-    counts = np.concatenate([np.full(len(c) // w, w, np.int64) for c, w in zip(chunks, widths,
-                                                                              strict=True)])  # fmt: skip
-    edge_off = np.concatenate(([0], np.cumsum(counts)))
-    ids, dense = np.unique(np.concatenate(chunks), return_inverse=True)  # ids keep cell order
-    flags = np.concatenate(strong).astype(np.int64)
-    picked, score = greedy_cover(edge_off, dense.astype(np.int64), flags, len(ids))
-    cells = ids[picked]
+    runs = np.array(per_edge)
+    edge_off = np.zeros(int(runs[:, 0].sum()) + 1, np.int64)
+    np.cumsum(np.repeat(runs[:, 1], runs[:, 0]), out=edge_off[1:])
+    ids, dense = _dense(cells.ids[: cells.size], space)
+    strong = cells.strong[: cells.size]
+    del cells
+    picked, score = greedy_cover(edge_off, dense, strong, len(ids))
+    chosen = ids[picked]
     column = pa.DictionaryArray.from_arrays(
-        pa.array(cells % width, pa.int32()), pa.array(names, pa.string())
+        pa.array(chosen % width, pa.int32()), pa.array(names, pa.string())
     )
     return pa.table(
         {
-            "tid": pa.array(cells // width, pa.int64()),
+            "tid": pa.array(chosen // width, pa.int64()),
             "column": column.cast(pa.string()),
             "score": pa.array(score, pa.int64()),
-            "rank": pa.array(np.arange(1, len(cells) + 1), pa.int64()),
+            "rank": pa.array(np.arange(1, len(chosen) + 1), pa.int64()),
         },
         schema=SUSPECTS_SCHEMA,
     )
@@ -438,13 +508,14 @@ def _table(schema: pa.Schema, *columns: Any) -> pa.Table:
     )
 
 
-def row_output(session: Session, output: str, total: int | None = None) -> pa.Table:
-    """One of :data:`ROW_OUTPUTS` over all of the session's DCs (``total``: the
-    violations counted, when known: suspects refuse more than their budget at once)."""
+def row_output(session: Session, output: str, counts: list[int] | None = None) -> pa.Table:
+    """One of :data:`ROW_OUTPUTS` over all of the session's DCs (``counts``: each
+    DC's violations, when known: suspects refuse more than their budget, or than
+    the memory holds, before listing any)."""
     if output == "components":
         return components_table(session)
     if output == "suspects":
-        return suspects_table(session, total)
+        return suspects_table(session, counts)
     one = tuples_table if output == "tuples" else cells_table
     parts = [one(session, i) for i in range(len(session.dcs))]
     return pa.concat_tables(parts) if parts else SCHEMAS[output].empty_table()

@@ -190,12 +190,12 @@ class Session:
             yield block_batch(i, block, left, right)
             block += k
 
-    def row_output(self, output: str, total: int | None = None) -> pa.Table:
+    def row_output(self, output: str, counts: list[int] | None = None) -> pa.Table:
         """``tuples``, ``cells``, ``components`` or ``suspects``
-        (:mod:`facet.engine.row_outputs`; ``total``: the run's violations, if known)."""
+        (:mod:`facet.engine.row_outputs`; ``counts``: each DC's violations, if known)."""
         from facet.engine.row_outputs import row_output
 
-        return row_output(self, output, total)
+        return row_output(self, output, counts)
 
     def row_tuples(self, i: int) -> tuple[np.ndarray, ...]:
         """DC ``i``'s rows in a violation, with their pairs and partners, and the

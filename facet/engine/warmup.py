@@ -483,8 +483,8 @@ def _suspects(t: SimpleNamespace) -> None:
     from facet.kernels.suspects import greedy_cover
 
     edge_off = np.array([0, 2, 4], np.int64)
-    cells = np.array([0, 1, 1, 2], np.int64)
-    greedy_cover(edge_off, cells, np.array([1, 0, 1, 1], np.int64), 3)
+    cells = np.array([0, 1, 1, 2], np.int32)  # (dense ids and flags as row_outputs passes them)
+    greedy_cover(edge_off, cells, np.array([1, 0, 1, 1], np.int8), 3)
 
 
 #: kernel name -> what loads it
