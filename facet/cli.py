@@ -911,7 +911,11 @@ def _main(argv: list[str] | None) -> int:
     except MemoryError:
         if debug:
             traceback.print_exc()
-        print(f"{PROG}: error: out of memory; try fewer DCs at once or --limit", file=sys.stderr)
+        print(
+            f"{PROG}: error: out of memory; check fewer DCs at once or fewer rows, and stream "
+            "pairs or blocks with --out FILE",
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL
     except Exception as err:  # noqa: BLE001 - the CLI's last line of defence
         signal_exc = _interruption(err)  # also the --timeout deadline, raised or from a kernel
@@ -951,6 +955,14 @@ def _main(argv: list[str] | None) -> int:
         if isinstance(err, OSError) and err.errno in _NO_ROOM:  # stdout on a full disk
             print(_no_room(err), file=sys.stderr)
             return EXIT_BAD_INPUT
+        refused = _resource_refused(err)
+        if refused is not None:  # (a ulimit -v, or the memory exhausted)
+            print(
+                f"{PROG}: error: {refused} ({type(err).__name__}: {_first_line(err)[:200]}); "
+                "raise the process's limits (ulimit -v, -u) or free memory",
+                file=sys.stderr,
+            )
+            return EXIT_INTERNAL
         msg = str(err).splitlines()[0] if str(err) else ""
         print(
             f"{PROG}: internal error: {type(err).__name__}: {msg} "
@@ -958,6 +970,25 @@ def _main(argv: list[str] | None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _first_line(err: BaseException) -> str:
+    return str(err).splitlines()[0] if str(err) else ""
+
+
+def _resource_refused(err: BaseException) -> str | None:
+    """What the system refused, when ``err`` is a thread, memory or shared library
+    it would not give (the libraries' own words for a process limit reached)."""
+    text = _first_line(err).lower()
+    if "can't start new thread" in text or "failed to launch worker thread" in text:
+        return "the system refused a new thread"
+    if isinstance(err, OSError) and err.errno in (errno.ENOMEM, errno.EAGAIN):
+        return "the system refused memory"
+    if "out of memory" in text or "cannot allocate memory" in text:
+        return "the system refused memory"
+    if "could not find/load shared object" in text or "failed to map segment" in text:
+        return "a shared library did not load (a memory limit, or a broken install: reinstall)"
+    return None
 
 
 #: a write that found no room: the disk or the quota is full, or the file too large

@@ -800,3 +800,24 @@ def test_a_parquet_file_named_as_csv_says_so(tmp_path, capsys):
     csv_path = tmp_path / "par.csv"  # a CSV file whose header starts like Parquet's magic
     csv_path.write_text("PAR1,b\n1,1\n1,2\n")
     assert run(["detect", csv_path, "--dc", "PAR1 -> b"], capsys)[0] == 1
+
+
+@pytest.mark.parametrize(
+    ("err", "said"),
+    [
+        (RuntimeError("can't start new thread"), "the system refused a new thread"),
+        (MemoryError(), "out of memory; check fewer DCs at once"),
+        (OSError("Could not find/load shared object file 'libllvmlite.so'"), "did not load"),
+    ],
+)
+def test_a_process_limit_reached_is_said_in_one_line(emp, capsys, monkeypatch, err, said):
+    """Under ``ulimit -v`` the libraries fail in their own words (a thread not
+    started, a library not loaded): exit 3 with a line saying which limit to raise,
+    not "internal error ... report it"."""
+
+    def refuse(args):
+        raise err
+
+    monkeypatch.setattr(cli, "run_detect", refuse)
+    code, _, text = run(["detect", str(emp), "--dc", "dept -> zip"], capsys)
+    assert code == 3 and said in text and "report it" not in text and len(text.splitlines()) == 1
