@@ -996,9 +996,10 @@ _NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 
 def _no_room(err: OSError) -> str:
+    """A full stdout (an ``--out`` file that finds no room says so itself)."""
     return (
-        f"{PROG}: error: cannot write the output: {err.strerror}; free some space, or "
-        "send it elsewhere (--out FILE)"
+        f"{PROG}: error: cannot write to stdout: {err.strerror}; free some space, or "
+        "write the output to a file elsewhere (--out FILE)"
     )
 
 

@@ -775,9 +775,30 @@ def test_stdout_on_a_full_disk_is_one_error_line():
         )  # fmt: skip
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        "facet: error: cannot write the output: No space left on device; free some space, "
-        "or send it elsewhere (--out FILE)"
+        "facet: error: cannot write to stdout: No space left on device; free some space, "
+        "or write the output to a file elsewhere (--out FILE)"
     ]
+
+
+def test_a_report_that_finds_no_room_names_its_file(tmp_path, monkeypatch):
+    """The HTML report (a text file) on a full disk: exit 2 naming ``--out``, the
+    temporary removed (the line named neither, and spoke of --out as if not given)."""
+    import errno
+
+    from facet.sinks import files
+
+    def full(*args, **kw):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    out = files.TextFile(str(tmp_path / "r.html"))
+    monkeypatch.setattr(files, "open", full, raising=False)
+    with pytest.raises(facet.FacetInputError) as info:
+        out.write("<html>")
+    assert str(info.value) == (
+        f"--out '{tmp_path / 'r.html'}': cannot write: No space left on device; free some "
+        "space or choose another directory"
+    )
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_options_are_taken_by_their_full_names_only(emp, capsys):

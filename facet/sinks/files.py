@@ -148,15 +148,32 @@ class TextFile:
         self.tmp = temp_beside(path)
 
     def write(self, text: str) -> None:
-        with open(self.tmp, "a", encoding="utf-8") as f:
-            f.write(text)
+        try:
+            with open(self.tmp, "a", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as err:
+            self.abort()
+            raise write_failed(self.path, err) from None
 
     def close(self) -> None:
-        publish(self.tmp, self.path)
+        try:
+            publish(self.tmp, self.path)
+        except OSError as err:
+            self.abort()
+            raise write_failed(self.path, err) from None
 
     def abort(self) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.remove(self.tmp)
+
+
+def write_failed(path: str, err: OSError) -> FacetInputError:
+    """A write to ``--out`` that failed (a full disk, a file too large), as bad input
+    naming the file (the caller removes what was written)."""
+    why = err.strerror or str(err).splitlines()[0]
+    return FacetInputError(
+        f"--out '{path}': cannot write: {why}; free some space or choose another directory"
+    )
 
 
 class TableWriter:
@@ -215,10 +232,7 @@ class TableWriter:
     def _failed(self, err: OSError) -> FacetInputError:
         """A write that failed (a full disk, a file too large): nothing is left behind."""
         self.abort()
-        why = err.strerror or str(err).splitlines()[0]
-        return FacetInputError(
-            f"--out '{self.path}': cannot write: {why}; free some space or choose another directory"
-        )
+        return write_failed(self.path, err)
 
     def abort(self) -> None:
         if self._w is not None:
