@@ -120,13 +120,15 @@ class _Tally:
 MAX_KEPT = 4_000_000
 
 
-def _tally(result: Any, session: Any) -> _Tally:
+def _tally(result: Any, session: Any, scores: bool) -> _Tally:
+    """``scores``: tally the violations per cell too (only when the suspects are
+    not listed: a row per tid and a column per DC column)."""
     n = session.rows
     names = list(dict.fromkeys(c for nd in session.normal for c in text_order(nd)))
     col = {c: j for j, c in enumerate(names)}
     total = np.zeros(n, np.int64)
     facts = np.zeros(n, np.int64)
-    scores = np.zeros((n, len(names)), np.int64)
+    cell_scores = np.zeros((n if scores else 0, len(names)), np.int64)
     kept: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     room = MAX_KEPT
     for i, nd in enumerate(session.normal):
@@ -135,39 +137,43 @@ def _tally(result: Any, session: Any) -> _Tally:
         tids, pairs, partners, left, right = session.row_tuples(i)
         total[tids] += pairs
         facts[tids] += 1
-        t_cols, u_cols = side_columns(nd, 0), side_columns(nd, 1) if nd.arity == 2 else []
-        for c in t_cols:
-            scores[tids, col[c]] += pairs if left is None else left[tids]
-        for c in u_cols:
-            scores[tids, col[c]] += right[tids]
+        if scores:
+            t_cols = side_columns(nd, 0)
+            u_cols = side_columns(nd, 1) if nd.arity == 2 else []
+            for c in t_cols:
+                cell_scores[tids, col[c]] += pairs if left is None else left[tids]
+            for c in u_cols:
+                cell_scores[tids, col[c]] += right[tids]
         if len(tids) <= room:
             kept[i] = (tids, pairs, partners)
             room -= len(tids)
-    return _Tally(total, facts, scores, names, kept)
+    return _Tally(total, facts, cell_scores, names, kept)
 
 
-def _suspects(result: Any, tally: _Tally) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
-    """Suspect cells ``(tid, column name index, score)`` by rank and what the scores
-    are: the greedy cover, or -- beyond its budget -- the violations per cell (ties
-    by tid, then column)."""
+def _suspects(result: Any, session: Any) -> tuple[_Tally, np.ndarray, np.ndarray, np.ndarray, str]:
+    """The tally, and suspect cells ``(tid, column name index, score)`` by rank and
+    what the scores are: the greedy cover, or -- beyond its budget or the memory
+    (refused before any violation is listed) -- the violations per cell (ties by
+    tid, then column)."""
     try:
         sus = result.suspects()
     except FacetInputError:
+        tally = _tally(result, session, scores=True)
         tid, c = np.nonzero(tally.scores)  # (by tid, then column)
         score = tally.scores[tid, c]
         order = np.argsort(-score, kind="stable")
-        return tid[order], c[order], score[order], "cells"
+        return tally, tid[order], c[order], score[order], "cells"
+    tally = _tally(result, session, scores=False)
     index = {name: j for j, name in enumerate(tally.names)}
     c = np.array([index[x] for x in sus.column("column").to_pylist()], np.int64)
-    return sus.column("tid").to_numpy(), c, sus.column("score").to_numpy(), "suspects"
+    return tally, sus.column("tid").to_numpy(), c, sus.column("score").to_numpy(), "suspects"
 
 
 def _document(result: Any, session: Any, table: pa.Table, max_rows: int, k: int) -> dict:
     n = table.num_rows
     columns = table.column_names
     col_index = {c: j for j, c in enumerate(columns)}
-    tally = _tally(result, session)
-    s_tid, s_name, s_score, scored_by = _suspects(result, tally)
+    tally, s_tid, s_name, s_score, scored_by = _suspects(result, session)
     s_col = np.array([col_index[c] for c in tally.names], np.int64)[s_name]
     # violating rows first: by their best suspect rank, then by pairs, then tid
     best = np.full(n, len(s_tid) + 1, np.int64)
