@@ -45,6 +45,10 @@ PROG = "facet"
 _display: Any = None
 
 
+#: the arguments being parsed (for the hint on a file named like an option)
+_parsing: list[str] = []
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors and exit code 2, options only by their full
     names (``explain --out x.csv`` was taken for ``--output x.csv``), and an
@@ -55,7 +59,12 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise FacetInputError(f"{message} (see '{self.prog} --help')")
+        hint = ""
+        if "arguments are required: DATA" in message:
+            dashed = [a for a in _parsing if a.startswith("-") and os.path.isfile(a)]
+            if dashed:  # a file whose name starts with '-' was taken for an option
+                hint = f"; for a file named {dashed[0]!r} write ./{dashed[0]} or put -- before it"
+        raise FacetInputError(f"{message}{hint} (see '{self.prog} --help')")
 
     def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
         known, extras = self.parse_known_args(args, namespace)
@@ -869,6 +878,7 @@ def _main(argv: list[str] | None) -> int:
     debug = "--debug" in argv
     try:
         parser = build_parser()
+        _parsing[:] = argv
         args = parser.parse_args(argv)
         _texts_as_utf8(args)
         if args.command is None:

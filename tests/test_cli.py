@@ -842,3 +842,12 @@ def test_a_process_limit_reached_is_said_in_one_line(emp, capsys, monkeypatch, e
     monkeypatch.setattr(cli, "run_detect", refuse)
     code, _, text = run(["detect", str(emp), "--dc", "dept -> zip"], capsys)
     assert code == 3 and said in text and "report it" not in text and len(text.splitlines()) == 1
+
+
+def test_a_data_file_named_like_an_option_gets_a_hint(tmp_path, capsys, monkeypatch):
+    (tmp_path / "-x.csv").write_text("a,b\n1,2\n")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(["detect", "-x.csv", "--dc", "a -> b"], capsys)
+    assert code == 2 and "write ./-x.csv or put -- before it" in err
+    code, _, _ = run(["detect", "--dc", "a -> b", "--", "-x.csv"], capsys)
+    assert code == 0
