@@ -424,18 +424,25 @@ def test_sigterm_leaves_no_output(tmp_path, signame, code, line):
     data = tmp_path / "big.csv"
     data.write_text("a,b\n" + "".join(f"{x},{y}\n" for x, y in rng.integers(0, 10**6, (n, 2))))
     out = tmp_path / "pairs.parquet"
+    sig = getattr(signal, signame)
     proc = subprocess.Popen(
         [sys.executable, "-m", "facet", "detect", str(data), "--dc", "not(t.a > t'.a)",
          "--output", "pairs", "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # (under nohup, as CI may run, the child would inherit SIGHUP ignored: facet
+        # keeps an ignored SIGHUP ignored)
+        preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL),
     )  # fmt: skip
-    # wait until the pairs are being written (the temporary exists), then stop it
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not list(tmp_path.glob(".facet-*")):
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.02)
-    proc.send_signal(getattr(signal, signame))
-    _, err = proc.communicate(timeout=60)
+    try:
+        # wait until the pairs are being written (the temporary exists), then stop it
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not list(tmp_path.glob(".facet-*")):
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.02)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
     assert proc.returncode == code, err
     assert err.strip().splitlines() == [f"facet: {line}"]
     assert not out.exists()
@@ -851,3 +858,28 @@ def test_a_data_file_named_like_an_option_gets_a_hint(tmp_path, capsys, monkeypa
     assert code == 2 and "write ./-x.csv or put -- before it" in err
     code, _, _ = run(["detect", "--dc", "a -> b", "--", "-x.csv"], capsys)
     assert code == 0
+
+
+def test_under_nohup_a_sighup_does_not_stop_the_run(tmp_path):
+    """SIGHUP inherited as ignored (``nohup``) stays ignored: the run finishes."""
+    import signal
+    import time
+
+    data = tmp_path / "d.csv"
+    data.write_text("a,b\n" + "".join(f"{i % 5},{i}\n" for i in range(2000)))
+    out = tmp_path / "p.parquet"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "facet", "detect", str(data), "--dc", "a -> b", "--output",
+         "pairs", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+    )  # fmt: skip
+    try:
+        while proc.poll() is None:
+            proc.send_signal(signal.SIGHUP)
+            time.sleep(0.05)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1, err
+    assert pq.read_table(out).num_rows == 2000 * 399
