@@ -1023,6 +1023,22 @@ def test_bad_input_found_in_a_task_is_one_line_and_case_twins_are_refused(spark,
     assert facet.detect(frame, dcs=["not(t.A = t'.A and t.a < t'.a)"]).dcs[0].violations == 1
 
 
+def test_a_column_name_with_a_dot_or_a_backtick_is_refused_on_spark_in_one_line(spark, tmp_path):
+    """pyspark's mapInArrow and applyInArrow name each column unquoted (``df[name]``):
+    a name holding a backtick was Spark's INVALID_ATTRIBUTE_NAME_SYNTAX and one with a
+    dot UNRESOLVED_COLUMN (exit 3), depending on the DC's shape; now one line, exit 2,
+    before a job (the local engine takes both)."""
+    from facet.errors import FacetInputError
+
+    path = tmp_path / "b.csv"
+    path.write_text("k,x`y,b.c\n1,2,5\n2,1,5\n")
+    for dc, col in (("not(t.k < t'.k and t.`x``y` > t'.`x``y`)", "x`y"),
+                    ("not(t.k < t'.k and t.`b.c` = t'.`b.c`)", "b.c")):  # fmt: skip
+        assert facet.detect(str(path), dcs=[dc]).dcs[0].violations == 1
+        with pytest.raises(FacetInputError, match=f"column '{col}': the Spark engine cannot"):
+            facet.detect(str(path), dcs=[dc], engine="spark")
+
+
 def test_typed_corners_answer_or_fail_as_locally(spark, tmp_path):
     """Probe findings on Spark: a text/int clash in a Parquet file was a worker
     exception (exit 3); a null-type column's pairs crashed a task; a negative-

@@ -384,6 +384,13 @@ def spark_table(
         if c in INTERNAL:
             raise FacetInputError(f"{name}: column name '{c}' is reserved by facet; rename it")
     _check_columns(name, all_columns, use, schema, id_column)
+    for c in use.columns:
+        if "`" in c or "." in c:  # pyspark's Arrow functions name each column unquoted
+            raise FacetInputError(
+                f"{name}: column '{c}': the Spark engine cannot take a column whose name "
+                "holds a dot or a backtick (pyspark's Arrow functions read it as a path); "
+                "rename the column, or use --engine local"
+            )
     _check_case(spark, frame, name, use.columns + list(schema) + [id_column or ""])
     cols = [F.col(quoted(c)) for c in use.columns]
     try:  # the first actions read the rows: Spark's CSV reader may refuse one
