@@ -671,7 +671,7 @@ def run_batches(args: argparse.Namespace, rules: list[Any]) -> int:
         if value is not None:
             raise FacetInputError(f"{flag} does not combine with --append yet; drop one of them")
     if args.engine != "local":
-        raise FacetInputError("--append runs on the local engine only for now")
+        raise FacetInputError("--append runs on the local engine only for now; drop --engine spark")
     from facet.detector import Detector
     from facet.loading import check_path, source_name
 

@@ -1039,6 +1039,20 @@ def test_a_column_name_with_a_dot_or_a_backtick_is_refused_on_spark_in_one_line(
             facet.detect(str(path), dcs=[dc], engine="spark")
 
 
+def test_a_repeated_header_name_is_the_local_error_on_spark(spark, tmp_path):
+    """The same one line as locally (Spark's lacked how to fix it; a probe's F4)."""
+    from facet.errors import DataError
+
+    path = tmp_path / "d.csv"
+    path.write_text("a,a,b\n1,2,3\n1,3,3\n")
+    with pytest.raises(DataError) as local:
+        facet.detect(str(path), dcs=["not(t.a = t'.a)"])
+    with pytest.raises(DataError) as dist:
+        facet.detect(str(path), dcs=["not(t.a = t'.a)"], engine="spark")
+    assert str(dist.value) == str(local.value)
+    assert str(local.value).endswith("give every column a distinct name")
+
+
 def test_typed_corners_answer_or_fail_as_locally(spark, tmp_path):
     """Probe findings on Spark: a text/int clash in a Parquet file was a worker
     exception (exit 3); a null-type column's pairs crashed a task; a negative-

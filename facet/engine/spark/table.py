@@ -383,7 +383,7 @@ def spark_table(
     for c in all_columns:
         if c in INTERNAL:
             raise FacetInputError(f"{name}: column name '{c}' is reserved by facet; rename it")
-    _check_columns(name, all_columns, use, schema, id_column)
+    _check_columns(name, all_columns, use, schema, id_column, text)
     for c in use.columns:
         if "`" in c or "." in c:  # pyspark's Arrow functions name each column unquoted
             raise FacetInputError(
@@ -529,7 +529,12 @@ def _read_by_spark_locally(data: Any) -> bool:
 
 
 def _check_columns(
-    name: str, all_columns: list[str], use: ColumnUse, schema: dict[str, str], id_column: str | None
+    name: str,
+    all_columns: list[str],
+    use: ColumnUse,
+    schema: dict[str, str],
+    id_column: str | None,
+    text: bool,
 ) -> None:
     def unknown(col: str, where: str) -> FacetInputError:
         return unknown_column_named(col, all_columns, name, where)
@@ -540,9 +545,10 @@ def _check_columns(
     for c in use.columns:
         if c not in all_columns:
             raise unknown(c, use.first_use[c].where())
-        if all_columns.count(c) > 1:
-            raise FacetInputError(
-                f"{use.first_use[c].where()}: column '{c}' appears more than once in {name}"
+        if all_columns.count(c) > 1:  # (the local loader's words)
+            what = f"the header names column '{c}'" if text else f"column '{c}' appears"
+            raise DataError(
+                f"{name}: {what} {all_columns.count(c)} times; give every column a distinct name"
             )
     if id_column is not None and id_column not in all_columns:
         raise unknown(id_column, "id_column")
