@@ -338,17 +338,26 @@ def _warn_unparsed(
     """Warn about values that became NULL when read as ``kind``."""
     if kind == "text":
         return
-    bad = (len(raw) - raw.null_count) - (len(parsed) - parsed.null_count)
-    if bad:
-        lost = pc.filter(raw, pc.and_(pc.is_valid(raw), pc.is_null(parsed)))
-        fractions = (
-            kind == "int"
-            and pc.any(
-                pc.match_substring_regex(pc.utf8_trim_whitespace(lost.cast(pa.string())), NUMBER_RE)
-            ).as_py()
+    lost = lost_values(raw, parsed)
+    if len(lost):
+        fractions = kind == "int" and any_number(lost)
+        warnings.append(
+            unparsed_warning(source.name, c, kind, len(lost), lost[0].as_py(), fractions)
         )
-        example = lost[0].as_py() if len(lost) else ""
-        warnings.append(unparsed_warning(source.name, c, kind, bad, example, bool(fractions)))
+
+
+def lost_values(raw: pa.Array, parsed: pa.Array) -> pa.Array:
+    """The values of ``raw`` that are NULL in ``parsed`` (its values read as a type)."""
+    if (len(raw) - raw.null_count) == (len(parsed) - parsed.null_count):
+        return raw.slice(0, 0)
+    return pc.filter(raw, pc.and_(pc.is_valid(raw), pc.is_null(parsed)))
+
+
+def any_number(values: pa.Array) -> bool:
+    """Whether any of ``values`` reads as a number (one that an int column lost is
+    fractional or beyond int64)."""
+    text = pc.utf8_trim_whitespace(values.cast(pa.string()))
+    return bool(pc.any(pc.match_substring_regex(text, NUMBER_RE)).as_py())
 
 
 def unparsed_warning(

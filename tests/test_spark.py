@@ -842,8 +842,13 @@ def test_parquet_columns_spark_reads_exactly_or_refuses_in_one_line(spark, tmp_p
     unused float16 column is no obstacle), uint64 past int64 included (Spark's
     decimal(20, 0)), each giving the local answer; float16, nanosecond times and
     decimal256 are refused naming the column, by the API and by the CLI (exit 2)."""
-    table = _typed_corner_table().append_column(
-        "huge", pa.array([2**64 - 1, 2**63, 2**64 - 1, 1, None, 2**63, 0, 1], pa.uint64())
+    table = (
+        _typed_corner_table()
+        .append_column(
+            "huge", pa.array([2**64 - 1, 2**63, 2**64 - 1, 1, None, 2**63, 0, 1], pa.uint64())
+        )
+        .append_column("dur", pa.array(range(8), pa.duration("s")))
+        .append_column("tod", pa.array(range(8), pa.time32("s")))
     )
     path = tmp_path / "typed.parquet"
     pq.write_table(table, path)
@@ -867,7 +872,8 @@ def test_parquet_columns_spark_reads_exactly_or_refuses_in_one_line(spark, tmp_p
     assert _int96_columns([str(part)]) == {"ts"}
     for text in ("not(t.ts < t'.ts and t.g > t'.g)", "not(t.ts = t'.ts and t.k != t'.k)"):
         _same_as_local(part, text)
-    for col, why in [("f16", "float32"), ("ts_ns", "microseconds"), ("d256", "Spark reads")]:
+    for col, why in [("f16", "float32"), ("ts_ns", "microseconds"), ("d256", "Spark reads"),
+                     ("dur", "Spark reads"), ("tod", "Spark reads")]:  # fmt: skip
         with pytest.raises(facet.FacetInputError, match=rf"column '{col}' .*{why}"):
             facet.detect(path, dcs=[f"not(t.{col} = t'.{col})"], engine="spark")
     p = subprocess.run(
@@ -1113,6 +1119,43 @@ def test_typed_text_that_a_dc_orders_warns_as_locally(spark, tmp_path):
     dist = facet.detect(str(path), dcs=dcs, engine="spark")
     assert [d.violations for d in dist.dcs] == [d.violations for d in local.dcs]
     assert len(local.warnings) == 2 and dist.warnings == local.warnings
+
+
+def test_typing_is_decided_and_checked_once_for_the_table_on_spark(spark, tmp_path):
+    """Probe findings F2, F3, F5: on Spark a type clash was found by the tasks only
+    (an empty table answered 0, exit 0; a plain FacetInputError, not DataError);
+    values a --schema type turns NULL gave no warning; and --schema ``number`` was
+    int64 or float64 per task, not for the table (two whole numbers past 2**53 are
+    distinct as int64 and equal as float64, which a fractional value elsewhere in
+    the column makes them)."""
+    from facet.errors import DataError, FacetInputError
+
+    empty = tmp_path / "empty.parquet"
+    pq.write_table(pa.table({"i": pa.array([], pa.int64()), "s": pa.array([], pa.string())}), empty)
+    for bad, kind in (("not(t.i < t'.s)", DataError), ('not(t.i = "abc")', FacetInputError)):
+        with pytest.raises(kind) as local:
+            facet.detect(str(empty), dcs=[bad])
+        with pytest.raises(kind) as dist:
+            facet.detect(str(empty), dcs=[bad], engine="spark")
+        assert type(dist.value) is type(local.value) and str(dist.value) == str(local.value)
+    big = 2**53
+    csv = tmp_path / "t.csv"
+    csv.write_text(f"a,b\n{big},1\n{big + 1},2\nfoo,3\n2.5,4\n,5\n")
+    typed = tmp_path / "t.parquet"
+    pq.write_table(
+        pa.table({"a": [str(big), str(big + 1), "foo", "2.5", None], "b": [1] * 5}), typed
+    )
+    for path in (csv, typed):
+        for declared in ("a:int", "a:number", "a:float", "a:int,b:timestamp"):
+            dcs = ["not(t.a = t'.a)", "not(t.a < t'.a and t.b > t'.b)"]
+            local = facet.detect(str(path), dcs=dcs, schema=declared, output="pairs")
+            dist = facet.detect(str(path), dcs=dcs, schema=declared, engine="spark", output="pairs")
+            assert dist.warnings == local.warnings, (path.name, declared)
+            assert any("read as NULL" in w for w in local.warnings), (path.name, declared)
+            assert [d.violations for d in dist.dcs] == [d.violations for d in local.dcs]
+            assert _pair_set(dist) == _pair_set(local), (path.name, declared)
+    number = facet.detect(str(csv), dcs=["not(t.a = t'.a)"], schema="a:number", engine="spark")
+    assert number.dcs[0].violations == 2  # 2**53 and 2**53 + 1 as float64
 
 
 @pytest.mark.parametrize("master", ["bogus://nowhere", "local[x]", "localhost"])

@@ -586,9 +586,9 @@ class SparkEngine(Engine):
     def _kind(self, column: str) -> str:
         if self._kinds is None:
             # the table as ``toArrow`` would type it, with no rows and no Spark job
-            from pyspark.sql.pandas.types import to_arrow_schema
+            from facet.engine.spark.column_typing import empty_table
 
-            empty = to_arrow_schema(self.table.frame.schema, timezone="UTC").empty_table()
+            empty = empty_table(self.table.frame)
             typed = typed_columns(empty, self.spec, self.spec.use.columns)
             self._kinds = {c: kind for c, (_, kind) in typed.items()}
             self._types = {c: arr.type for c, (arr, _) in typed.items()}

@@ -12,9 +12,9 @@
   ``monotonically_increasing_id`` (partition index and position in it) turned
   dense by the row counts of the partitions before it.  A DataFrame may name
   its own id column instead.
-* CSV typing (an ordered component: numbers or ISO timestamps, int64 or
-  float64) is decided once on the driver from per-batch counts merged over
-  the table, exactly as the local encoder decides it for the whole file.
+* Typing is decided and checked once on the driver
+  (:mod:`facet.engine.spark.column_typing`), as the local encoder does for the
+  whole file.
 """
 
 from __future__ import annotations
@@ -29,20 +29,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from facet.column_types import ColumnUse
-from facet.encoding import (
-    ordered_text_warning,
-    text_kinds,
-    unknown_column_named,
-    unparsed_warning,
-)
+from facet.encoding import unknown_column_named
+from facet.engine.spark.column_typing import type_check
 from facet.engine.spark.tasks import (
     INTERNAL,
-    TEXT_FACTS_SCHEMA,
     TID,
     csv_read_job,
-    ddl,
     task_input_error,
-    text_facts_job,
 )
 from facet.errors import DataError, FacetInputError
 from facet.loading import Source, csv_delimiter, csv_header, load, source_name
@@ -407,14 +400,7 @@ def spark_table(
             "(the local engine's error names the line)"
         ) from None
     table = SparkTable(framed, name, text, all_columns, rows, dict(schema), [])
-    if text:
-        decide_text_typing(table, use)
-    else:  # typed text that a DC orders compares as text: warn as the local engine does
-        types = {f.name: f.dataType for f in table.frame.schema.fields}
-        for comp in use.components:
-            for c in comp.columns if comp.ordered else ():
-                if c not in schema and types.get(c) is not None and _is_spark_text(types[c]):
-                    table.warnings.append(ordered_text_warning(name, c, "string", comp, use))
+    type_check(table, use, schema)
     return table
 
 
@@ -610,65 +596,3 @@ def with_dense_ids(frame: Any, column: str, runs: tuple[str, ...] = ()) -> Any:
     return joined.withColumn(column, F.col(mid) + F.col("_facet_d")).drop(
         mid, "_facet_d", *runs, *(f"_facet_r{i}" for i in range(len(names)))
     )
-
-
-@dataclass
-class _Facts:
-    nonempty: int = 0
-    n_num: int = 0
-    n_iso: int = 0
-    integral: bool = True
-    #: the first value (by tid) that is not a number / not an ISO date
-    bad_num: str | None = None
-    bad_iso: str | None = None
-
-
-def decide_text_typing(table: SparkTable, use: ColumnUse) -> None:
-    """The CSV typing of every ordered component, decided once from counts
-    merged over the table; written into ``table.schema`` for the tasks."""
-    from pyspark.sql import functions as F  # noqa: N812
-
-    from facet.engine.spark.tasks import TaskSpec
-    from facet.planner.config import DEFAULT
-
-    free = [
-        c for comp in use.components if comp.ordered for c in comp.columns if c not in table.schema
-    ]
-    if not free:
-        return
-    spec = TaskSpec(table.name, True, table.all_columns, [], use, {}, DEFAULT)
-    facts_frame = table.frame.select(TID, *[F.col(quoted(c)) for c in use.columns]).mapInArrow(
-        text_facts_job(spec, free), ddl(TEXT_FACTS_SCHEMA)
-    )
-    merged = (
-        facts_frame.groupBy("column")
-        .agg(
-            F.sum("nonempty").alias("nonempty"),
-            F.sum("n_num").alias("n_num"),
-            F.sum("n_iso").alias("n_iso"),
-            F.min(F.col("integral").cast("int")).alias("integral"),
-            F.min_by("bad_num", "bad_num_at").alias("bad_num"),
-            F.min_by("bad_iso", "bad_iso_at").alias("bad_iso"),
-        )
-        .collect()
-    )
-    facts = {c: _Facts() for c in free}
-    for row in merged:
-        facts[row["column"]] = _Facts(
-            int(row["nonempty"]), int(row["n_num"]), int(row["n_iso"]), bool(row["integral"]),
-            row["bad_num"], row["bad_iso"],
-        )  # fmt: skip
-    for comp in use.components:
-        if not comp.ordered or not any(c in facts for c in comp.columns):
-            continue
-        all_facts = {c: facts.get(c, _Facts()) for c in comp.columns}
-        kinds = text_kinds(comp, all_facts, table.schema, use, table.name)
-        for c in comp.columns:
-            if c in facts:
-                table.schema[c] = kinds[c]
-                f = facts[c]
-                number = kinds[c] in ("int", "float")
-                bad = f.nonempty - (f.n_num if number else f.n_iso)
-                if kinds[c] != "text" and bad > 0:
-                    example = (f.bad_num if number else f.bad_iso) or ""
-                    table.warnings.append(unparsed_warning(table.name, c, kinds[c], bad, example))

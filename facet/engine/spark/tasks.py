@@ -230,6 +230,50 @@ def text_facts_job(spec: TaskSpec, columns: list[str]) -> Callable:
     return run
 
 
+def unparsed_job(spec: TaskSpec, columns: list[str]) -> Callable:
+    """Per batch and column that ``spec.schema`` declares: the values that typing
+    turned NULL (their count, the first by tid as its ``repr``, and whether any is
+    a number an int column cannot hold) -- the local encoder's warning, merged
+    over the table by the driver."""
+    from facet.encoding import any_number, lost_values
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            table = pa.Table.from_batches([batch])
+            source = source_of(table, spec)
+            typed = typed_columns(table, spec, columns)
+            tids = table.column(TID).to_numpy()
+            rows: dict[str, list] = {name: [] for name in UNPARSED_SCHEMA.names}
+            for c in columns:
+                raw = source.table.column(c).combine_chunks()
+                lost_at = np.flatnonzero(
+                    np.asarray(
+                        pc.and_(pc.is_valid(raw), pc.is_null(typed[c][0])).to_numpy(
+                            zero_copy_only=False
+                        ),
+                        bool,
+                    )
+                )
+                if not lost_at.size:
+                    continue
+                first = int(lost_at[np.argmin(tids[lost_at])])
+                lost = lost_values(raw, typed[c][0])
+                rows["column"].append(c)
+                rows["lost"].append(int(lost_at.size))
+                rows["example"].append(repr(raw[first].as_py()))
+                rows["example_at"].append(int(tids[first]))
+                rows["numbers"].append(spec.schema.get(c) == "int" and any_number(lost))
+            yield pa.RecordBatch.from_pydict(rows, schema=UNPARSED_SCHEMA)
+
+    return run
+
+
+UNPARSED_SCHEMA = pa.schema(
+    [("column", pa.string()), ("lost", pa.int64()), ("example", pa.string()),
+     ("example_at", pa.int64()), ("numbers", pa.bool_())]
+)  # fmt: skip
+
+
 TEXT_FACTS_SCHEMA = pa.schema(
     [("column", pa.string()), ("nonempty", pa.int64()), ("n_num", pa.int64()),
      ("n_iso", pa.int64()), ("integral", pa.bool_()),
