@@ -277,7 +277,7 @@ def _open_spark(
     table = spark_table(spark, data, use, schema_map, id_column)
     spec = TaskSpec(
         table.name, table.text, table.all_columns, dc_list, use, table.schema,
-        config.but(threads=1),
+        config.but(threads=1), frame_names=table.frame_names,
     )  # fmt: skip
     ordered = {c: comp.ordered for comp in use.components for c in comp.columns}
     warnings = list(table.warnings) + reinterpretation_warnings(
@@ -478,12 +478,6 @@ def detect(
         check_not_input(out_path, [data, rules])
     if mode not in MODES:
         raise FacetInputError(f"unknown mode '{mode}'; use one of {', '.join(MODES)}")
-    if output in ROW_OUTPUTS and (engine == "spark" or is_spark_frame(data)):
-        raise FacetInputError(
-            f"--output {output} runs on the local engine only for now; "
-            "drop --engine spark, or use --output pairs|blocks on Spark"
-        )
-
     ignored = None
     if limit is not None and output not in ("pairs", "blocks"):
         what = "no pairs" if output == "count" else "all of its rows"
@@ -754,32 +748,52 @@ def _check_memory(
 #: results and their copies on the way to Python), measured: 6M pairs fit its
 #: default 1 GiB heap, 10M overran it -- and Spark then hung, its result thread dead
 SPARK_DRIVER_PAIR_BYTES = 128
+#: the same for a row's degrees (three int64 columns: tid, as t, as t')
+SPARK_DRIVER_ROW_BYTES = 192
 
 
 def _check_spark_driver(
     session: Session, results: list[DCResult], output: str, limit: int | None
 ) -> None:
-    """Refuse (exit 2) pairs or blocks collected without ``--out`` on the Spark
-    engine that would not fit in its driver's JVM heap (``spark.driver.memory``),
-    before any job lists them: past it the JVM fails, or hangs."""
+    """Refuse (exit 2) what the Spark engine would collect on its driver beyond its
+    JVM heap (``spark.driver.memory``), before any job: pairs or blocks kept without
+    ``--out`` (all DCs'), and for row outputs each DC's rows in a violation with
+    their degrees (``tuples``, ``cells``), blocks (``components``) or pairs
+    (``suspects``), one DC at a time; past the heap the JVM fails, or hangs."""
     spark = session.engine.table.frame.sparkSession
     setting = str(spark.conf.get("spark.driver.memory", "1g") or "1g")
     try:  # (a bare number is MiB)
         heap = parse_bytes(setting if setting[-1:].isalpha() else setting + "m")
     except ValueError:
         return
-    need = _pairs_memory(session, results, output, limit)
-    total = sum(need) * SPARK_DRIVER_PAIR_BYTES // PAIR_BYTES
+    if output in ("tuples", "cells"):
+        need = [r.rows_involved * SPARK_DRIVER_ROW_BYTES for r in results]
+    elif output == "suspects":
+        need = [r.violations * SPARK_DRIVER_PAIR_BYTES for r in results]
+    else:
+        kind = "pairs" if output == "pairs" else "blocks"
+        need = [b * SPARK_DRIVER_PAIR_BYTES // PAIR_BYTES
+                for b in _pairs_memory(session, results, kind, limit)]  # fmt: skip
+    total = sum(need) if output in ("pairs", "blocks") else max(need, default=0)
     if total <= heap * 9 // 10:
         return
     i = max(range(len(need)), key=need.__getitem__)
     n = results[i].violations if limit is None else min(results[i].violations, limit)
-    what = f"its {n:,} violating pairs" if output == "pairs" else "its blocks"
+    what = {
+        "pairs": f"its {n:,} violating pairs",
+        "suspects": f"its {n:,} violating pairs (which --output suspects covers)",
+        "tuples": f"its {results[i].rows_involved:,} violating rows' degrees",
+        "cells": f"its {results[i].rows_involved:,} violating rows' degrees",
+    }.get(output, "its blocks")
+    how = (
+        "have the executors write them with --out FILE, keep fewer with --limit N, "
+        if output in ("pairs", "blocks")
+        else "run on the local engine, "
+    )
     raise FacetInputError(
         f"{_describe(session.dcs[i], i)}: collecting {what} on the Spark driver takes about "
         f"{human_bytes(total)} of its JVM heap, more than its {setting} (spark.driver.memory) "
-        "holds; have the executors write them with --out FILE, keep fewer with --limit N, "
-        "or give the driver more memory (spark.driver.memory)"
+        f"holds; {how}or give the driver more memory (spark.driver.memory)"
     )
 
 
@@ -863,6 +877,8 @@ def _row_output(
     """``tuples``, ``cells``, ``components`` or ``suspects`` (docs/outputs.md):
     one row per row or cell, from degrees and blocks (no pair is listed; the
     suspects' greedy cover lists them, bounded)."""
+    if session.engine.name == "spark":
+        _check_spark_driver(session, result.dcs, output, None)
     monitor.start("write", None)
     t = time.perf_counter()
     table = row_output(session, output, [d.violations for d in result.dcs])

@@ -139,6 +139,23 @@ def _counts_pairs_and_blocks_equal_naive(name, data):
         assert got == want, dc.canonical()
 
 
+def _degrees_equal_naive(name, data):
+    """``degrees``: per row, the violating pairs holding it as ``t`` and as ``t'``
+    (the row outputs' input), over the table."""
+    table, kinds = data.draw(tables(max_rows=30))
+    dc = data.draw(dcs(kinds))
+    if dc.arity == 1:
+        return
+    s = session(table, [dc], name)
+    deg = s.engine.degrees(s.plan(0, "count"), s.initial(0))
+    left = [0] * table.num_rows
+    right = [0] * table.num_rows
+    for a, b in naive_pairs(table, dc):
+        left[a] += 1
+        right[b] += 1
+    assert deg.left.tolist() == left and deg.right.tolist() == right, dc.canonical()
+
+
 def _every_refinement_keeps_exactly_the_pairs_that_satisfy_it(name, data):
     """``refine(initial, stage)`` holds exactly the initial pairs satisfying the
     stage's predicate(s), for every algorithm that applies to the predicate."""
@@ -217,6 +234,9 @@ test_counts_pairs_and_blocks_equal_naive, test_counts_pairs_and_blocks_equal_nai
     test_every_refinement_keeps_exactly_the_pairs_that_satisfy_it,
     test_every_refinement_keeps_exactly_the_pairs_that_satisfy_it_distributed,
 ) = engine_property(150, 12)(_every_refinement_keeps_exactly_the_pairs_that_satisfy_it)
+test_degrees_equal_naive, test_degrees_equal_naive_distributed = engine_property(100, 8)(
+    _degrees_equal_naive
+)
 test_every_mode_equals_naive, test_every_mode_equals_naive_distributed = engine_property(60, 6)(
     _every_mode_equals_naive
 )

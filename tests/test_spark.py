@@ -35,9 +35,10 @@ from facet.key_tallies import shape as key_shape
 from facet.loading import load
 from facet.planner.config import Config
 from tests.arrow_strategies import typed_dcs, typed_tables
-from tests.naive import naive_pairs
+from tests.naive import naive_cells, naive_pairs
 from tests.strategies import dcs, tables
 from tests.test_properties import facet_pairs
+from tests.test_row_outputs import _cells, _rows, components_from, tuples_from
 
 ROOT = Path(__file__).resolve().parent.parent
 TAX = ROOT / "data" / "tax" / "tax_dirty_0010k.csv"
@@ -96,6 +97,61 @@ def test_random_tables_and_dcs_equal_naive(spark, data):
     ):
         listed.update((a, b) for a in left for b in right if a != b)
     assert listed == want, dc.canonical()
+
+
+@settings(PROPERTY, max_examples=8)
+@given(data=st.data())
+def test_row_outputs_equal_naive_on_spark(spark, data):
+    """tuples, cells and components (every DC shape, several tasks, heavy keys cut
+    into sub-blocks) from the pairs naive.py finds; suspects as the local engine's
+    (tests/test_row_outputs.py checks those against a naive greedy cover)."""
+    table, kinds = data.draw(tables(max_rows=30))
+    rules = [data.draw(dcs(kinds)) for _ in range(data.draw(st.integers(1, 3)))]
+    config = Config(
+        spark_split_rows=data.draw(st.integers(1, 8)), spark_tasks=data.draw(st.integers(1, 5))
+    )
+    want = {i: naive_pairs(table, dc) for i, dc in enumerate(rules)}
+    got = {o: facet.detect(table, dcs=rules, engine="spark", output=o, config=config)
+           for o in ("tuples", "cells", "components", "suspects")}  # fmt: skip
+    assert _rows(got["tuples"].tuples()) == tuples_from(want)
+    assert _rows(got["components"].components()) == components_from(want)
+    cells = got["cells"].cells()
+    for i, dc in enumerate(rules):
+        assert _cells(cells, i) == naive_cells(table, dc), dc.canonical()
+    local = facet.detect(table, dcs=rules, output="suspects")
+    assert got["suspects"].suspects().equals(local.suspects())
+
+
+def test_row_outputs_on_spark_equal_the_local_engine_on_tax(spark, tmp_path):
+    """``--output tuples|cells|components|suspects --engine spark`` (refused before,
+    exit 2): the local engine's tables on relaxed Tax rules, in memory and written
+    by the CLI."""
+    lines = (ROOT / "data" / "tax" / "dc_rules_relaxed.txt").read_text().splitlines()
+    rules = tmp_path / "rules.txt"  # three shapes: 165, 156,732 and 56 violations
+    rules.write_text("\n".join(lines[i] for i in (0, 1, 3)) + "\n")
+    for output in ("tuples", "components", "suspects"):
+        local = getattr(facet.detect(TAX, rules, output=output), output)()
+        dist = getattr(facet.detect(TAX, rules, output=output, engine="spark"), output)()
+        if output == "suspects":
+            assert dist.equals(local)
+        else:
+            assert local.num_rows > 0 and _sorted(dist).equals(_sorted(local)), output
+    files = {}
+    for engine in ("local", "spark"):
+        files[engine] = tmp_path / f"cells_{engine}.parquet"
+        spark_args = ["--engine", "spark", "--master", "local[2]"] if engine == "spark" else []
+        p = subprocess.run(
+            [sys.executable, "-m", "facet", "detect", str(TAX), "--rules", str(rules),
+             "--output", "cells", *spark_args, "--out", str(files[engine])],
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert p.returncode == 1, p.stderr
+    local, dist = (pq.read_table(files[e]) for e in ("local", "spark"))
+    assert local.num_rows > 0 and _sorted(dist).equals(_sorted(local))
+
+
+def _sorted(table: pa.Table) -> pa.Table:
+    return table.sort_by([(c, "ascending") for c in table.column_names])
 
 
 @pytest.mark.parametrize(("csv", "rules"), PAIRS, ids=lambda p: str(p.relative_to(ROOT)))
@@ -179,7 +235,7 @@ def test_spark_reads_csv_as_the_local_loader(spark, csv):
     assert table.rows == local.num_rows
     assert got.column("_facet_tid").to_pylist() == list(range(local.num_rows))
     for c in local.column_names:
-        values = [None if v == "" else v for v in got.column(c).to_pylist()]
+        values = [None if v == "" else v for v in got.column(table.in_frame(c)).to_pylist()]
         assert values == local.column(c).to_pylist(), c
 
 
@@ -1029,20 +1085,48 @@ def test_bad_input_found_in_a_task_is_one_line_and_case_twins_are_refused(spark,
     assert facet.detect(frame, dcs=["not(t.A = t'.A and t.a < t'.a)"]).dcs[0].violations == 1
 
 
-def test_a_column_name_with_a_dot_or_a_backtick_is_refused_on_spark_in_one_line(spark, tmp_path):
+def test_column_names_with_dots_and_backticks_give_the_local_answer_on_spark(spark, tmp_path):
     """pyspark's mapInArrow and applyInArrow name each column unquoted (``df[name]``):
     a name holding a backtick was Spark's INVALID_ATTRIBUTE_NAME_SYNTAX and one with a
-    dot UNRESOLVED_COLUMN (exit 3), depending on the DC's shape; now one line, exit 2,
-    before a job (the local engine takes both)."""
+    dot UNRESOLVED_COLUMN (exit 3), depending on the DC's shape, then a refusal. The
+    frame now holds the used columns under plain names, mapped back in the tasks: every
+    shape (keys, FDs, ranges, typed and CSV-typed columns, constants, single-tuple DCs)
+    gives the local answer from CSV, Parquet, memory and a DataFrame, and a message
+    still names the user's column."""
     from facet.errors import FacetInputError
 
-    path = tmp_path / "b.csv"
-    path.write_text("k,x`y,b.c\n1,2,5\n2,1,5\n")
-    for dc, col in (("not(t.k < t'.k and t.`x``y` > t'.`x``y`)", "x`y"),
-                    ("not(t.k < t'.k and t.`b.c` = t'.`b.c`)", "b.c")):  # fmt: skip
-        assert facet.detect(str(path), dcs=[dc]).dcs[0].violations == 1
-        with pytest.raises(FacetInputError, match=f"column '{col}': the Spark engine cannot"):
-            facet.detect(str(path), dcs=[dc], engine="spark")
+    rng = np.random.default_rng(5)
+    n = 300
+    table = pa.table({
+        "a.b": rng.integers(0, 6, n), "x`y": rng.integers(0, 40, n).astype(float),
+        "p.q": [f"s{v}" for v in rng.integers(0, 5, n)], "k": rng.integers(0, 50, n),
+    })  # fmt: skip
+    csv = tmp_path / "d.csv"
+    pyarrow.csv.write_csv(table, csv)
+    parquet = tmp_path / "d.parquet"
+    pq.write_table(table, parquet)
+    dcs = [
+        "not(t.`a.b` = t'.`a.b` and t.`x``y` > t'.`x``y` and t.k < t'.k)",
+        "not(t.`x``y` < t'.`x``y` and t.k > t'.k)",
+        "`a.b` -> `p.q`",
+        "not(t.`p.q` = t'.`p.q` and t.`a.b` != t'.`a.b`)",
+        "not(t.`a.b` = t'.k and t.`x``y` >= 20)",
+        "not(t.`x``y` > 35 and t.`a.b` < 1)",
+    ]
+    config = Config(spark_split_rows=40, spark_tasks=3, spark_task_rows=120)
+    frame = spark.createDataFrame(table.to_pandas())
+    for data in (str(csv), str(parquet), table, frame):
+        local = facet.detect(table if data is frame else data, dcs=dcs, output="pairs")
+        dist = facet.detect(data, dcs=dcs, engine="spark", output="pairs", config=config)
+        assert [d.violations for d in dist.dcs] == [d.violations for d in local.dcs], data
+        assert [d.rows_involved for d in dist.dcs] == [d.rows_involved for d in local.dcs]
+        assert _pair_set(dist) == _pair_set(local), data
+        assert all(d.violations > 0 for d in local.dcs)
+    with pytest.raises(FacetInputError) as local:
+        facet.detect(str(parquet), dcs=["not(t.`a.b` < t'.`p.q`)"])
+    with pytest.raises(FacetInputError) as dist:
+        facet.detect(str(parquet), dcs=["not(t.`a.b` < t'.`p.q`)"], engine="spark")
+    assert str(dist.value) == str(local.value) and "'a.b'" in str(local.value)
 
 
 def test_a_repeated_header_name_is_the_local_error_on_spark(spark, tmp_path):
@@ -1314,6 +1398,29 @@ def test_pairs_too_many_for_the_driver_heap_are_refused_before_a_job(spark, monk
     monkeypatch.undo()
     got = facet.detect(TAX, dcs=dcs, output="pairs", engine="spark", limit=1000)
     assert got.pairs().num_rows == 1000
+
+
+def test_row_outputs_too_big_for_the_driver_heap_are_refused_before_a_job(spark, monkeypatch):
+    """Row outputs on Spark collect each DC's degrees (tuples, cells), blocks
+    (components) or pairs (suspects) on the driver: past its JVM heap, refused
+    (exit 2) before a job makes them, naming the DC; within it, answered."""
+    from facet.engine.spark.engine import SparkEngine
+    from facet.errors import FacetInputError
+
+    def made(*args, **kwargs):
+        raise AssertionError("collected")
+
+    dcs = ["not(t.zip = t'.zip and t.city != t'.city)"]  # 40,552 pairs, 204 rows on 10k
+    for name in ("degrees", "block_frame", "pair_frame"):
+        monkeypatch.setattr(SparkEngine, name, made)
+    monkeypatch.setattr(facet.api, "SPARK_DRIVER_PAIR_BYTES", 2**30)  # a 1g heap: none fit
+    monkeypatch.setattr(facet.api, "SPARK_DRIVER_ROW_BYTES", 2**30)
+    for output, what in (("tuples", "violating rows' degrees"), ("cells", "rows' degrees"),
+                         ("components", "its blocks"), ("suspects", "which --output suspects")):  # fmt: skip
+        with pytest.raises(FacetInputError, match=rf"collecting .*{what}.* on the Spark driver"):
+            facet.detect(TAX, dcs=dcs, output=output, engine="spark")
+    monkeypatch.undo()
+    assert facet.detect(TAX, dcs=dcs, output="tuples", engine="spark").tuples().num_rows > 0
 
 
 def test_writing_pairs_names_each_dc_before_its_job(tmp_path):

@@ -13,13 +13,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from facet.language.normalize import NormalDC
 from facet.planner.plan import Plan, Stage
 from facet.planner.statistics import Sides, Statistics
+
+if TYPE_CHECKING:
+    from facet.engine.counting import Degrees
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,12 @@ class Engine(ABC):
     @abstractmethod
     def count(self, plan: Plan, groups: Any) -> tuple[int, int]:
         """``(violations, rows involved)`` of a count plan from ``groups``."""
+
+    @abstractmethod
+    def degrees(self, plan: Plan, groups: Any) -> Degrees:
+        """Per-row degrees of a count plan from ``groups``: for every row, the
+        violating pairs holding it as ``t`` (``left``) and as ``t'`` (``right``) --
+        what the row outputs (``tuples``, ``cells``) are made of."""
 
     def direct_count(self, dc: NormalDC) -> tuple[int, int] | None:
         """``(violations, rows involved)`` of a two-tuple DC when the engine has

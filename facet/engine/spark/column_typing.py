@@ -50,17 +50,23 @@ class _Facts:
 def _spec(table: SparkTable, use: ColumnUse) -> TaskSpec:
     from facet.planner.config import DEFAULT
 
-    return TaskSpec(table.name, table.text, table.all_columns, [], use, dict(table.schema), DEFAULT)
+    return TaskSpec(
+        table.name, table.text, table.all_columns, [], use, dict(table.schema), DEFAULT,
+        frame_names=table.frame_names,
+    )  # fmt: skip
 
 
-def _string_columns(table: SparkTable) -> set[str]:
+def _string_columns(table: SparkTable, use: ColumnUse) -> set[str]:
     from pyspark.sql import types as T  # noqa: N812 - Spark's convention
 
-    return {
-        f.name
-        for f in table.frame.schema.fields
-        if isinstance(f.dataType, T.StringType | T.VarcharType | T.CharType)
-    }
+    types = {f.name: f.dataType for f in table.frame.schema.fields}
+    text = T.StringType | T.VarcharType | T.CharType
+    return {c for c in use.columns if isinstance(types.get(table.in_frame(c)), text)}
+
+
+def _used(table: SparkTable, use: ColumnUse) -> Any:
+    """The frame's tids and used columns."""
+    return table.frame.select(TID, *[table.in_frame(c) for c in use.columns])
 
 
 def decide_typing(table: SparkTable, use: ColumnUse) -> None:
@@ -70,8 +76,6 @@ def decide_typing(table: SparkTable, use: ColumnUse) -> None:
     ``number`` (int64 only when every value is whole; the local encoder decides
     this for the whole file, a task alone would decide it for its rows)."""
     from pyspark.sql import functions as F  # noqa: N812
-
-    from facet.engine.spark.table import quoted
 
     free = (
         [
@@ -84,15 +88,13 @@ def decide_typing(table: SparkTable, use: ColumnUse) -> None:
         if table.text
         else []
     )
-    strings = set(use.columns) if table.text else _string_columns(table)
+    strings = set(use.columns) if table.text else _string_columns(table, use)
     numbers = [c for c in use.columns if table.schema.get(c) == "number" and c in strings]
     asked = free + numbers
     if not asked:
         return
     spec = _spec(table, use)
-    facts_frame = table.frame.select(TID, *[F.col(quoted(c)) for c in use.columns]).mapInArrow(
-        text_facts_job(spec, asked), ddl(TEXT_FACTS_SCHEMA)
-    )
+    facts_frame = _used(table, use).mapInArrow(text_facts_job(spec, asked), ddl(TEXT_FACTS_SCHEMA))
     merged = (
         facts_frame.groupBy("column")
         .agg(
@@ -137,9 +139,8 @@ def check_types(table: SparkTable, use: ColumnUse) -> None:
     """The local encoder on no rows of the frame's Arrow types (those the tasks
     receive): what it refuses by type alone is refused here, before any task and
     on an empty table too; its warnings (text that a DC orders) are the run's."""
-    from facet.engine.spark.table import quoted
 
-    empty = empty_table(table.frame.select(TID, *[quoted(c) for c in use.columns]))
+    empty = empty_table(_used(table, use))
     spec = _spec(table, use)
     encoded = encode(source_of(empty, spec), use, spec.schema, spec.config)
     table.warnings.extend(w for w in encoded.warnings if w not in table.warnings)
@@ -165,15 +166,13 @@ def declared_warnings(table: SparkTable, use: ColumnUse, declared: dict[str, str
     ``--schema``) whose values its type turned NULL, counted over the table."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    from facet.engine.spark.table import quoted
-
     columns = [c for c in use.columns if declared.get(c) not in (None, "text")]
     if not columns:
         return
     spec = _spec(table, use)
-    frame = table.frame.select(TID, *[F.col(quoted(c)) for c in use.columns])
     merged = (
-        frame.mapInArrow(unparsed_job(spec, columns), ddl(UNPARSED_SCHEMA))
+        _used(table, use)
+        .mapInArrow(unparsed_job(spec, columns), ddl(UNPARSED_SCHEMA))
         .groupBy("column")
         .agg(
             F.sum("lost").alias("lost"),

@@ -36,11 +36,13 @@ import numpy as np
 import pyarrow as pa
 
 from facet.engine.base import Capabilities, Engine
+from facet.engine.counting import Degrees
 from facet.engine.spark.connect import session_cores
-from facet.engine.spark.table import SparkTable, quoted
+from facet.engine.spark.table import SparkTable
 from facet.engine.spark.tasks import (
     BLOCKS_SCHEMA,
     COUNT_SCHEMA,
+    DEGREES_SCHEMA,
     KEY_L,
     KEY_R,
     LEFT,
@@ -143,9 +145,15 @@ class SparkEngine(Engine):
         return self.table.rows
 
     def _index(self, dc: NormalDC) -> int:
+        """``dc``'s place in the tasks' DCs; a DC the run did not bring (a row
+        output's mirror image of one) is added for the jobs made after."""
         i = self._dc_index.get(id(dc))
         if i is None:
-            i = next(k for k, nd in enumerate(self.spec.normal) if nd == dc)
+            i = next((k for k, nd in enumerate(self.spec.normal) if nd == dc), None)
+        if i is None:
+            self.spec.normal.append(dc)
+            i = len(self.spec.normal) - 1
+            self._dc_index[id(dc)] = i
         return i
 
     def initial_groups(self, dc: NormalDC) -> SparkGroups:
@@ -229,6 +237,32 @@ class SparkEngine(Engine):
             out.unpersist()
         violations = int(totals["v"] or 0) + spread.summed
         return violations, int(totals["r"] or 0) + int(shared["r"] or 0)
+
+    def degrees(self, plan: Plan, groups: SparkGroups) -> Degrees:
+        """Per-row degrees of a count plan over the table (row outputs): each task's
+        rows' pairs as ``t`` and as ``t'``, summed by Spark per row (a pair is in
+        one task; a row may be in several), the rows in a violation collected."""
+        from pyspark.sql import functions as F  # noqa: N812
+
+        job, spread = self._job("degrees", plan, groups, None)
+        try:
+            self.step(f"{spread.tasks} tasks")
+            per_task = spread.frame.groupBy(TASK).applyInArrow(
+                self.task_function(job), ddl(DEGREES_SCHEMA)
+            )
+            got = (
+                per_task.groupBy("tid")
+                .agg(F.sum("left").alias("left"), F.sum("right").alias("right"))
+                .toArrow()
+            )
+        finally:
+            spread.release()
+        left = np.zeros(self.rows, np.int64)
+        right = np.zeros(self.rows, np.int64)
+        tids = got.column("tid").to_numpy()
+        left[tids] = got.column("left").to_numpy()
+        right[tids] = got.column("right").to_numpy()
+        return Degrees(left, right)
 
     def direct_count(self, dc: NormalDC) -> tuple[int, int] | None:
         return self._key_aggregates(self._index(dc))
@@ -493,9 +527,10 @@ class SparkEngine(Engine):
         from pyspark.sql import functions as F  # noqa: N812
         from pyspark.sql import types as T  # noqa: N812
 
-        typ = next((f.dataType for f in self.table.frame.schema.fields if f.name == column), None)
+        name = self.spec.in_frame(column)
+        typ = next((f.dataType for f in self.table.frame.schema.fields if f.name == name), None)
         kind = self._kind(column)
-        col = F.col(quoted(column))
+        col = F.col(name)
         if kind == "text":
             if not _binary_string(typ):
                 return None
@@ -523,7 +558,8 @@ class SparkEngine(Engine):
         if values is None or kind not in ("int", "bool", "decimal", "float", "timestamp"):
             return None
         if kind == "timestamp":
-            typ = next(f.dataType for f in self.table.frame.schema.fields if f.name == column)
+            name = self.spec.in_frame(column)
+            typ = next(f.dataType for f in self.table.frame.schema.fields if f.name == name)
             if not isinstance(typ, TimestampType):
                 return None
             return F.unix_micros(values).cast("double")
@@ -546,7 +582,9 @@ class SparkEngine(Engine):
             kind = self._kind(c)
             if a == b or kind == "text":
                 out.append(F.when(values.isNotNull(), F.xxhash64(values)))
-            elif kind in ("int", "bool") and isinstance(types.get(c), IntegralType | BooleanType):
+            elif kind in ("int", "bool") and isinstance(
+                types.get(self.spec.in_frame(c)), IntegralType | BooleanType
+            ):
                 out.append(F.when(values.isNotNull(), F.xxhash64(values.cast("long"))))
             else:
                 return None

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,20 @@ class SparkTable:
     #: column -> kind for every task (the user's schema and the CSV typing)
     schema: dict[str, str]
     warnings: list[str]
+    #: used column -> its plain name in ``frame`` (:func:`frame_column`)
+    frame_names: dict[str, str] = field(default_factory=dict)
+
+    def in_frame(self, column: str) -> str:
+        """The name ``column`` has in ``frame``."""
+        return self.frame_names.get(column, column)
+
+
+def frame_column(i: int) -> str:
+    """The plain name the ``i``-th used column has in a table's frame: pyspark's
+    ``mapInArrow`` and ``applyInArrow`` name every column unquoted (``df[name]``),
+    which a name holding a dot or a backtick breaks; the tasks map it back
+    (``TaskSpec.frame_names``), so messages name the user's columns."""
+    return f"_facet_c{i}"
 
 
 def quoted(name: str) -> str:
@@ -303,8 +317,8 @@ def spark_types(table: pa.Table, name: str) -> pa.Table:
     their storage, dictionaries decoded.  A column that cannot be carried
     exactly is refused naming it and what to do."""
     columns = []
-    for field, column in zip(table.schema, table.columns, strict=True):
-        columns.append(_spark_column(column, field.name, name))
+    for spec, column in zip(table.schema, table.columns, strict=True):
+        columns.append(_spark_column(column, spec.name, name))
     return pa.table(columns, names=table.column_names)
 
 
@@ -377,15 +391,9 @@ def spark_table(
         if c in INTERNAL:
             raise FacetInputError(f"{name}: column name '{c}' is reserved by facet; rename it")
     _check_columns(name, all_columns, use, schema, id_column, text)
-    for c in use.columns:
-        if "`" in c or "." in c:  # pyspark's Arrow functions name each column unquoted
-            raise FacetInputError(
-                f"{name}: column '{c}': the Spark engine cannot take a column whose name "
-                "holds a dot or a backtick (pyspark's Arrow functions read it as a path); "
-                "rename the column, or use --engine local"
-            )
     _check_case(spark, frame, name, use.columns + list(schema) + [id_column or ""])
-    cols = [F.col(quoted(c)) for c in use.columns]
+    names = {c: frame_column(i) for i, c in enumerate(use.columns)}
+    cols = [F.col(quoted(c)).alias(names[c]) for c in use.columns]
     try:  # the first actions read the rows: Spark's CSV reader may refuse one
         framed, rows = _numbered(spark, frame, data, text, cols, id_column)
     except Exception as err:  # noqa: BLE001 - re-raised unless it is that refusal
@@ -399,7 +407,7 @@ def spark_table(
             f"{name}: a CSV record does not match the header ({malformed}); fix the file "
             "(the local engine's error names the line)"
         ) from None
-    table = SparkTable(framed, name, text, all_columns, rows, dict(schema), [])
+    table = SparkTable(framed, name, text, all_columns, rows, dict(schema), [], names)
     type_check(table, use, schema)
     return table
 

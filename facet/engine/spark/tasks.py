@@ -72,10 +72,18 @@ class TaskSpec:
     schema: dict[str, str]
     config: Config
     normal: list[NormalDC] = field(default_factory=list)
+    #: column -> its name in the table's frame, a plain one (pyspark's Arrow
+    #: functions name every column unquoted, so a dot or a backtick would break
+    #: them); a column not here keeps its name
+    frame_names: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.normal:
             self.normal = [normalize(d) for d in self.dcs]
+
+    def in_frame(self, column: str) -> str:
+        """The name ``column`` has in the table's frame."""
+        return self.frame_names.get(column, column)
 
 
 # ------------------------------------------------------------------ reading
@@ -137,7 +145,7 @@ def source_of(table: pa.Table, spec: TaskSpec) -> Source:
     empty string is NULL, quoted or not (docs/semantics.md §4.2)."""
     cols = {}
     for c in spec.use.columns:
-        arr = table.column(c).combine_chunks()
+        arr = table.column(spec.in_frame(c)).combine_chunks()
         if spec.text and (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
             empty = pc.equal(arr, "")
             if pc.any(empty).as_py():
@@ -625,7 +633,7 @@ def registers_job(spec: TaskSpec, keys: list[tuple[str, ...]]) -> Callable:
 class PairJob:
     """What one applyInArrow call does with a task's rows."""
 
-    #: "count", "pairs" or "blocks"
+    #: "count", "degrees" (per row: pairs as ``t`` and as ``t'``), "pairs" or "blocks"
     output: str
     dc: int
     plan: Plan
@@ -644,6 +652,7 @@ COUNT_SCHEMA = pa.schema(
      ("task_rows", pa.int64())]
 )  # fmt: skip
 PAIRS_SCHEMA = pa.schema([("t1", pa.int64()), ("t2", pa.int64())])
+DEGREES_SCHEMA = pa.schema([("tid", pa.int64()), ("left", pa.int64()), ("right", pa.int64())])
 BLOCKS_SCHEMA = pa.schema([("t1", pa.list_(pa.int64())), ("t2", pa.list_(pa.int64()))])
 
 
@@ -765,6 +774,16 @@ def pair_task(spec: TaskSpec, job: PairJob) -> Callable[[pa.Table], pa.Table]:
                 },
                 schema=COUNT_SCHEMA,
             )
+        if job.output == "degrees":  # each pair is in one task: a row's degrees add up
+            for stage in job.plan.stages if job.stages is None else job.stages:
+                groups = engine.refine(groups, stage)
+            deg = engine.count_sink(job.plan, groups)
+            hit = np.flatnonzero((deg.left > 0) | (deg.right > 0))
+            return pa.table(
+                {"tid": tids[hit], "left": deg.left[hit].astype(np.int64),
+                 "right": deg.right[hit].astype(np.int64)},
+                schema=DEGREES_SCHEMA,
+            )  # fmt: skip
         if job.output == "pairs":
             t1s, t2s = [], []
             for t1, t2 in engine.pairs(job.plan, groups, job.stages):
