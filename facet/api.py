@@ -758,8 +758,8 @@ def _check_spark_driver(
     """Refuse (exit 2) what the Spark engine would collect on its driver beyond its
     JVM heap (``spark.driver.memory``), before any job: pairs or blocks kept without
     ``--out`` (all DCs'), and for row outputs each DC's rows in a violation with
-    their degrees (``tuples``, ``cells``), blocks (``components``) or pairs
-    (``suspects``), one DC at a time; past the heap the JVM fails, or hangs."""
+    their degrees (``tuples``, ``cells``) or components (``components``), or its
+    pairs (``suspects``), one DC at a time; past the heap the JVM fails, or hangs."""
     spark = session.engine.table.frame.sparkSession
     setting = str(spark.conf.get("spark.driver.memory", "1g") or "1g")
     try:  # (a bare number is MiB)
@@ -768,6 +768,8 @@ def _check_spark_driver(
         return
     if output in ("tuples", "cells"):
         need = [r.rows_involved * SPARK_DRIVER_ROW_BYTES for r in results]
+    elif output == "components":  # an edge per row and task it is in a violation in
+        need = [r.rows_involved * SPARK_DRIVER_PAIR_BYTES for r in results]
     elif output == "suspects":
         need = [r.violations * SPARK_DRIVER_PAIR_BYTES for r in results]
     else:
@@ -784,6 +786,7 @@ def _check_spark_driver(
         "suspects": f"its {n:,} violating pairs (which --output suspects covers)",
         "tuples": f"its {results[i].rows_involved:,} violating rows' degrees",
         "cells": f"its {results[i].rows_involved:,} violating rows' degrees",
+        "components": f"its {results[i].rows_involved:,} violating rows' components",
     }.get(output, "its blocks")
     how = (
         "have the executors write them with --out FILE, keep fewer with --limit N, "

@@ -1400,6 +1400,25 @@ def test_pairs_too_many_for_the_driver_heap_are_refused_before_a_job(spark, monk
     assert got.pairs().num_rows == 1000
 
 
+def test_components_on_spark_are_joined_in_the_tasks_not_from_collected_blocks(spark, monkeypatch):
+    """Each task joins its rows with the local union-find (the dominance sweep for
+    order predicates) and sends one edge per row; the driver never collects a DC's
+    blocks (it did: about a row list per block, past the heap at 1M rows)."""
+    from facet.engine.spark.engine import SparkEngine
+
+    def collected(*args, **kwargs):
+        raise AssertionError("blocks collected on the driver")
+
+    dcs = ["not(t.state = t'.state and t.salary > t'.salary and t.rate < t'.rate)",
+           "not(t.salary > t'.salary and t.rate < t'.rate)", "zip -> city",
+           "not(t.zip = t'.zip and t.salary > t'.salary)"]  # fmt: skip
+    local = facet.detect(TAX, dcs=dcs, output="components").components()
+    monkeypatch.setattr(SparkEngine, "block_frame", collected)
+    config = Config(spark_split_rows=500, spark_tasks=6, spark_task_rows=2_000)
+    dist = facet.detect(TAX, dcs=dcs, output="components", engine="spark", config=config)
+    assert local.num_rows > 1000 and dist.components().equals(local)
+
+
 def test_row_outputs_too_big_for_the_driver_heap_are_refused_before_a_job(spark, monkeypatch):
     """Row outputs on Spark collect each DC's degrees (tuples, cells), blocks
     (components) or pairs (suspects) on the driver: past its JVM heap, refused
@@ -1411,12 +1430,13 @@ def test_row_outputs_too_big_for_the_driver_heap_are_refused_before_a_job(spark,
         raise AssertionError("collected")
 
     dcs = ["not(t.zip = t'.zip and t.city != t'.city)"]  # 40,552 pairs, 204 rows on 10k
-    for name in ("degrees", "block_frame", "pair_frame"):
+    for name in ("degrees", "component_edges", "block_frame", "pair_frame"):
         monkeypatch.setattr(SparkEngine, name, made)
     monkeypatch.setattr(facet.api, "SPARK_DRIVER_PAIR_BYTES", 2**30)  # a 1g heap: none fit
     monkeypatch.setattr(facet.api, "SPARK_DRIVER_ROW_BYTES", 2**30)
     for output, what in (("tuples", "violating rows' degrees"), ("cells", "rows' degrees"),
-                         ("components", "its blocks"), ("suspects", "which --output suspects")):  # fmt: skip
+                         ("components", "rows' components"),
+                         ("suspects", "which --output suspects")):  # fmt: skip
         with pytest.raises(FacetInputError, match=rf"collecting .*{what}.* on the Spark driver"):
             facet.detect(TAX, dcs=dcs, output=output, engine="spark")
     monkeypatch.undo()

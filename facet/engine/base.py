@@ -120,6 +120,15 @@ class Engine(ABC):
         violating pairs holding it as ``t`` (``left``) and as ``t'`` (``right``) --
         what the row outputs (``tuples``, ``cells``) are made of."""
 
+    def component_edges(
+        self, count: Plan, blocks: Plan, groups: Any
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Pairs of rows ``(a, b)`` whose union gives the conflict graph's
+        components of one DC (``count``, ``blocks``: its plans), when the engine
+        finds them itself (a distributed one: joined within each task); None: the
+        caller joins the DC's rows from its blocks."""
+        return None
+
     def direct_count(self, dc: NormalDC) -> tuple[int, int] | None:
         """``(violations, rows involved)`` of a two-tuple DC when the engine has
         them without a plan (no statistics, no refinement), else None."""

@@ -223,23 +223,52 @@ def components_table(session: Session) -> pa.Table:
             rows = np.asarray(engine.single_rows(nd), np.int64)
             union_pairs(parent, seen, rows, np.full(len(rows), -1, np.int64))
             continue
-        if _one_order_components(session, i, parent, seen):
+        count, blocks, initial = (
+            session.plan(i, "count"),
+            session.plan(i, "blocks"),
+            session.initial(i),
+        )
+        edges = engine.component_edges(count, blocks, initial)
+        if edges is not None:  # (a distributed engine: each task's rows joined in the task)
+            union_pairs(parent, seen, edges[0], edges[1])
             continue
-        if _dominance_components(session, i, parent, seen):
-            continue
-        plan = session.plan(i, "blocks")
-        for groups in engine.blocks(plan, session.initial(i)):
-            if hasattr(groups, "desc"):  # the engine's own groups: read in place
-                union_groups(parent, seen, groups.buf, groups.desc)
-                continue
-            (lo, lv), (ro, rv) = groups  # an engine that lists blocks per side
-            union_blocks(parent, seen, np.asarray(lo, np.int64), np.asarray(lv, np.int64),
-                         np.asarray(ro, np.int64), np.asarray(rv, np.int64))  # fmt: skip
+        union_dc(engine, count, blocks, initial, parent, seen)
     tids, comp, size = component_labels(parent, seen)
     return _table(COMPONENTS_SCHEMA, tids, comp, size)
 
 
-def _one_order_components(session: Session, i: int, parent: np.ndarray, seen: np.ndarray) -> bool:
+def union_dc(
+    engine: Any, count: Any, blocks: Any, initial: Any, parent: np.ndarray, seen: np.ndarray
+) -> None:
+    """Join in ``parent`` the two rows of every violating pair of one two-tuple DC
+    (``count``, ``blocks``: its plans; ``initial``: its initial pairs), marking them
+    ``seen``: without listing blocks for the shapes below, else over its blocks."""
+    if _one_order_components(engine, count, initial, parent, seen):
+        return
+    if _dominance_components(engine, count, initial, parent, seen):
+        return
+    for groups in engine.blocks(blocks, initial):
+        if hasattr(groups, "desc"):  # the engine's own groups: read in place
+            union_groups(parent, seen, groups.buf, groups.desc)
+            continue
+        (lo, lv), (ro, rv) = groups  # an engine that lists blocks per side
+        union_blocks(parent, seen, np.asarray(lo, np.int64), np.asarray(lv, np.int64),
+                     np.asarray(ro, np.int64), np.asarray(rv, np.int64))  # fmt: skip
+
+
+def component_roots(parent: np.ndarray, seen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(root, row)`` for every marked row: ``root`` the least row of its component
+    (edges whose union gives the same components)."""
+    rows, comp, _ = component_labels(parent, seen)
+    if not len(rows):
+        return rows, rows
+    _, first = np.unique(comp, return_index=True)  # labels follow each component's least row
+    return rows[first][comp], rows
+
+
+def _one_order_components(
+    engine: Any, plan: Any, initial: Any, parent: np.ndarray, seen: np.ndarray
+) -> bool:
     """Components of a DC made of equalities and one order predicate ``t.x op t'.y``
     without listing blocks: within a group ``(G, G)`` of the equalities, the rows in
     any violation form one component (True: done; False: not that shape).
@@ -250,8 +279,6 @@ def _one_order_components(session: Session, i: int, parent: np.ndarray, seen: np
     they do not, ``(a, b)`` itself joins the same rows: every violating row reaches
     ``M`` or ``m``, and ``M`` reaches ``m``.  So the count plan's equalities and its
     sink's per-row degrees are all it takes (union-find over rows, never blocks)."""
-    engine = session.engine
-    plan = session.plan(i, "count")
     sink = plan.sink if plan is not None else None
     if (
         sink is None
@@ -262,7 +289,7 @@ def _one_order_components(session: Session, i: int, parent: np.ndarray, seen: np
         or not hasattr(engine, "count_sink")
     ):
         return False
-    groups = session.initial(i)
+    groups = initial
     for stage in plan.stages:
         groups = engine.refine(groups, stage)
     d = getattr(groups, "desc", None)
@@ -292,7 +319,9 @@ def _one_order_components(session: Session, i: int, parent: np.ndarray, seen: np
     return True
 
 
-def _dominance_components(session: Session, i: int, parent: np.ndarray, seen: np.ndarray) -> bool:
+def _dominance_components(
+    engine: Any, plan: Any, initial: Any, parent: np.ndarray, seen: np.ndarray
+) -> bool:
     """Components of a DC made of equalities and one or two order predicates,
     over any initial pairs (a scoped run's too), without listing blocks: the
     count plan's equalities, then per group a sweep on the first order predicate
@@ -300,9 +329,7 @@ def _dominance_components(session: Session, i: int, parent: np.ndarray, seen: np
     sides are one row set (:func:`facet.kernels.components.union_dominance`,
     ``O(n log n)``; blocks would list the small groups' pairs one by one).  True:
     done; False: not that shape."""
-    engine = session.engine
     ctx = getattr(engine, "ctx", None)
-    plan = session.plan(i, "count")
     sink = plan.sink if plan is not None else None
     if (
         ctx is None
@@ -313,7 +340,7 @@ def _dominance_components(session: Session, i: int, parent: np.ndarray, seen: np
         or any(p.cls != EQUALITY for st in plan.stages for p in st.preds)
     ):
         return False
-    groups = session.initial(i)
+    groups = initial
     for stage in plan.stages:
         groups = engine.refine(groups, stage)
     if getattr(groups, "desc", None) is None:

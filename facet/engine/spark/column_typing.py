@@ -15,7 +15,7 @@ local engine does on the whole table:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
@@ -32,8 +32,20 @@ from facet.engine.spark.tasks import (
     unparsed_job,
 )
 
-if TYPE_CHECKING:
-    from facet.engine.spark.table import SparkTable
+
+class Table(Protocol):
+    """What typing reads and writes of :class:`facet.engine.spark.table.SparkTable`
+    (which calls this module: a protocol, not an import, keeps the two apart)."""
+
+    frame: Any
+    name: str
+    text: bool
+    all_columns: list[str]
+    schema: dict[str, str]
+    warnings: list[str]
+    frame_names: dict[str, str]
+
+    def in_frame(self, column: str) -> str: ...
 
 
 @dataclass
@@ -47,7 +59,7 @@ class _Facts:
     bad_iso: str | None = None
 
 
-def _spec(table: SparkTable, use: ColumnUse) -> TaskSpec:
+def _spec(table: Table, use: ColumnUse) -> TaskSpec:
     from facet.planner.config import DEFAULT
 
     return TaskSpec(
@@ -56,7 +68,7 @@ def _spec(table: SparkTable, use: ColumnUse) -> TaskSpec:
     )  # fmt: skip
 
 
-def _string_columns(table: SparkTable, use: ColumnUse) -> set[str]:
+def _string_columns(table: Table, use: ColumnUse) -> set[str]:
     from pyspark.sql import types as T  # noqa: N812 - Spark's convention
 
     types = {f.name: f.dataType for f in table.frame.schema.fields}
@@ -64,12 +76,12 @@ def _string_columns(table: SparkTable, use: ColumnUse) -> set[str]:
     return {c for c in use.columns if isinstance(types.get(table.in_frame(c)), text)}
 
 
-def _used(table: SparkTable, use: ColumnUse) -> Any:
+def _used(table: Table, use: ColumnUse) -> Any:
     """The frame's tids and used columns."""
     return table.frame.select(TID, *[table.in_frame(c) for c in use.columns])
 
 
-def decide_typing(table: SparkTable, use: ColumnUse) -> None:
+def decide_typing(table: Table, use: ColumnUse) -> None:
     """The kinds the tasks read text as, decided once from counts merged over the
     table and written into ``table.schema``: CSV columns of ordered components
     that ``--schema`` leaves free, and text columns ``--schema`` declares as
@@ -135,7 +147,7 @@ def decide_typing(table: SparkTable, use: ColumnUse) -> None:
                 table.warnings.append(unparsed_warning(table.name, c, kinds[c], bad, example))
 
 
-def check_types(table: SparkTable, use: ColumnUse) -> None:
+def check_types(table: Table, use: ColumnUse) -> None:
     """The local encoder on no rows of the frame's Arrow types (those the tasks
     receive): what it refuses by type alone is refused here, before any task and
     on an empty table too; its warnings (text that a DC orders) are the run's."""
@@ -161,7 +173,7 @@ class _Shown(str):
         return str(self)
 
 
-def declared_warnings(table: SparkTable, use: ColumnUse, declared: dict[str, str]) -> None:
+def declared_warnings(table: Table, use: ColumnUse, declared: dict[str, str]) -> None:
     """The local encoder's warning for each column ``declared`` (the user's
     ``--schema``) whose values its type turned NULL, counted over the table."""
     from pyspark.sql import functions as F  # noqa: N812
@@ -194,7 +206,7 @@ def declared_warnings(table: SparkTable, use: ColumnUse, declared: dict[str, str
         )
 
 
-def type_check(table: SparkTable, use: ColumnUse, declared: dict[str, str]) -> None:
+def type_check(table: Table, use: ColumnUse, declared: dict[str, str]) -> None:
     """Every typing decision and check of a Spark run, in the local engine's order."""
     decide_typing(table, use)
     check_types(table, use)

@@ -43,6 +43,7 @@ from facet.engine.spark.tasks import (
     BLOCKS_SCHEMA,
     COUNT_SCHEMA,
     DEGREES_SCHEMA,
+    EDGES_SCHEMA,
     KEY_L,
     KEY_R,
     LEFT,
@@ -263,6 +264,25 @@ class SparkEngine(Engine):
         left[tids] = got.column("left").to_numpy()
         right[tids] = got.column("right").to_numpy()
         return Degrees(left, right)
+
+    def component_edges(
+        self, count: Plan, blocks: Plan, groups: SparkGroups
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Each task joins its rows' violating pairs (the local engine's union-find,
+        never listing blocks where the DC's shape allows) and returns, per row in a
+        violation, the least row of its component there: a pair is in one task, so
+        the union of these edges on the driver is the DC's components."""
+        job, spread = self._job("components", count, groups, None)
+        try:
+            self.step(f"{spread.tasks} tasks")
+            got = (
+                spread.frame.groupBy(TASK)
+                .applyInArrow(self.task_function(replace(job, blocks=blocks)), ddl(EDGES_SCHEMA))
+                .toArrow()
+            )
+        finally:
+            spread.release()
+        return got.column("root").to_numpy(), got.column("tid").to_numpy()
 
     def direct_count(self, dc: NormalDC) -> tuple[int, int] | None:
         return self._key_aggregates(self._index(dc))

@@ -633,7 +633,9 @@ def registers_job(spec: TaskSpec, keys: list[tuple[str, ...]]) -> Callable:
 class PairJob:
     """What one applyInArrow call does with a task's rows."""
 
-    #: "count", "degrees" (per row: pairs as ``t`` and as ``t'``), "pairs" or "blocks"
+    #: "count", "degrees" (per row: pairs as ``t`` and as ``t'``), "components"
+    #: (each row in a violation with the least row of its component in the task),
+    #: "pairs" or "blocks"
     output: str
     dc: int
     plan: Plan
@@ -645,6 +647,9 @@ class PairJob:
     exclusive: bool
     #: range pairs counted from summaries, whose rows involved the tasks add
     summary: RangeSummary | None = None
+    #: "components": the DC's blocks plan, for shapes whose rows are not joined
+    #: from the count plan alone
+    blocks: Plan | None = None
 
 
 COUNT_SCHEMA = pa.schema(
@@ -653,6 +658,7 @@ COUNT_SCHEMA = pa.schema(
 )  # fmt: skip
 PAIRS_SCHEMA = pa.schema([("t1", pa.int64()), ("t2", pa.int64())])
 DEGREES_SCHEMA = pa.schema([("tid", pa.int64()), ("left", pa.int64()), ("right", pa.int64())])
+EDGES_SCHEMA = pa.schema([("root", pa.int64()), ("tid", pa.int64())])
 BLOCKS_SCHEMA = pa.schema([("t1", pa.list_(pa.int64())), ("t2", pa.list_(pa.int64()))])
 
 
@@ -784,6 +790,14 @@ def pair_task(spec: TaskSpec, job: PairJob) -> Callable[[pa.Table], pa.Table]:
                  "right": deg.right[hit].astype(np.int64)},
                 schema=DEGREES_SCHEMA,
             )  # fmt: skip
+        if job.output == "components":  # the task's components; the driver joins them
+            from facet.engine.row_outputs import component_roots, union_dc
+
+            parent = np.arange(len(tids), dtype=np.int64)
+            seen = np.zeros(len(tids), np.bool_)
+            union_dc(engine, job.plan, job.blocks, groups, parent, seen)
+            roots, rows = component_roots(parent, seen)
+            return pa.table({"root": tids[roots], "tid": tids[rows]}, schema=EDGES_SCHEMA)
         if job.output == "pairs":
             t1s, t2s = [], []
             for t1, t2 in engine.pairs(job.plan, groups, job.stages):
