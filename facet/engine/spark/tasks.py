@@ -243,7 +243,7 @@ def unparsed_job(spec: TaskSpec, columns: list[str]) -> Callable:
     turned NULL (their count, the first by tid as its ``repr``, and whether any is
     a number an int column cannot hold) -- the local encoder's warning, merged
     over the table by the driver."""
-    from facet.encoding import any_number, lost_values
+    from facet.encoding import any_number
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -265,7 +265,7 @@ def unparsed_job(spec: TaskSpec, columns: list[str]) -> Callable:
                 if not lost_at.size:
                     continue
                 first = int(lost_at[np.argmin(tids[lost_at])])
-                lost = lost_values(raw, typed[c][0])
+                lost = raw.take(pa.array(lost_at))
                 rows["column"].append(c)
                 rows["lost"].append(int(lost_at.size))
                 rows["example"].append(repr(raw[first].as_py()))
