@@ -138,8 +138,6 @@ def open_session(
     dc_list = load_dcs(rules, dcs)
     schema_map = parse_schema(schema)
     scope = None if where is None else parse_where(where)
-    if scope is not None and engine == "spark":
-        raise FacetInputError("--where runs on the local engine only for now; drop --engine spark")
     if id_column is not None and not is_spark_frame(data):
         raise FacetInputError(
             f"id_column '{id_column}': row ids come from a column of a Spark DataFrame only; "
@@ -150,7 +148,9 @@ def open_session(
     monitor = monitor or Monitor()
     if engine == "spark":
         monitor.start("load")
-        opened = _open_spark(data, dc_list, use, schema_map, config, master, id_column, on_warning)
+        opened = _open_spark(
+            data, dc_list, use, schema_map, config, master, id_column, on_warning, scope
+        )
         monitor.end()
         # the Python workers import facet and load the kernels the tasks will run,
         # as the local engine does before anything is timed (warmup_seconds)
@@ -264,9 +264,11 @@ def _open_spark(
     master: str | None,
     id_column: str | None,
     on_warning: Callable[[str], None] | None,
+    where: Any = None,
 ) -> Opened:
     """A session on the Spark engine: the table read and numbered by Spark,
-    typed once for all tasks (facet/engine/spark/)."""
+    typed once for all tasks (facet/engine/spark/); scoped by ``where`` (a
+    parsed ``--where``), which every task evaluates on its own rows."""
     from facet.engine.spark.connect import spark_session
     from facet.engine.spark.engine import SparkEngine
     from facet.engine.spark.table import spark_table
@@ -277,17 +279,22 @@ def _open_spark(
     table = spark_table(spark, data, use, schema_map, id_column)
     spec = TaskSpec(
         table.name, table.text, table.all_columns, dc_list, use, table.schema,
-        config.but(threads=1), frame_names=table.frame_names,
+        config.but(threads=1), frame_names=table.frame_names, where=where,
     )  # fmt: skip
     ordered = {c: comp.ordered for comp in use.components for c in comp.columns}
     warnings = list(table.warnings) + reinterpretation_warnings(
-        dc_list, table.schema, ordered, table.text
+        dc_list, table.schema, ordered, table.text, where
     )
     for w in warnings:
         if on_warning is not None:
             on_warning(w)
-    session = Session(SparkEngine(table, spec, config), dc_list)
-    return Opened(session, table.name, time.perf_counter() - t0, 0.0, 0.0, warnings)
+    engine = SparkEngine(table, spec, config)
+    scope_rows = None if where is None else engine.scope_rows()
+    session = Session(engine, dc_list)
+    return Opened(
+        session, table.name, time.perf_counter() - t0, 0.0, 0.0, warnings,
+        None if where is None else where.text, scope_rows,
+    )  # fmt: skip
 
 
 def explain(

@@ -85,6 +85,18 @@ class _SchemaAppend(argparse.Action):
         setattr(namespace, self.dest, values if not before else f"{before},{values}")
 
 
+class _Once(argparse.Action):
+    """An option that means one thing at a time (``--where``): given twice, an
+    error rather than the last one silently winning."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
+        if getattr(namespace, self.dest, None) is not None:
+            raise argparse.ArgumentError(
+                self, 'given twice; write one condition, e.g. --where "(A) and (B)"'
+            )
+        setattr(namespace, self.dest, values)
+
+
 def _nonneg_int(text: str) -> int:
     try:
         v = int(text)
@@ -146,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a DC given inline, e.g. \"not(t.zip = t'.zip and t.city != t'.city)\" or "
         "'zip -> city' (repeatable; numbered after the rules file's DCs)",
     )
-    d.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
+    d.add_argument("--where", metavar="EXPR", action=_Once, help=WHERE_HELP)
     d.add_argument(
         "--append",
         action="append",
@@ -231,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("data", metavar="DATA", help="table: .csv, .parquet or .arrow file")
     e.add_argument("--rules", "-r", action="append", default=[], metavar="FILE")
     e.add_argument("--dc", action="append", default=[], metavar="TEXT")
-    e.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
+    e.add_argument("--where", metavar="EXPR", action=_Once, help=WHERE_HELP)
     e.add_argument("--format", choices=("text", "json"), default="text")
     e.add_argument(
         "--output",
@@ -266,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--rules", "-r", action="append", default=[], metavar="FILE")
     r.add_argument("--dc", action="append", default=[], metavar="TEXT")
     r.add_argument("--out", "-o", required=True, metavar="FILE.html", help="the report to write")
-    r.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
+    r.add_argument("--where", metavar="EXPR", action=_Once, help=WHERE_HELP)
     r.add_argument("--engine", choices=("local",), default="local", help="local (this machine)")
     r.add_argument("--schema", metavar="COL:TYPE,...", action=_SchemaAppend)
     r.add_argument(
@@ -390,7 +402,9 @@ def _text_report(result: Any, width: int) -> str:
     lines = []
     parts = [f"{source}:", summary, load]
     if result.where is not None:
-        parts.insert(2, f"holding one of the {result.scope_rows:,} rows where {result.where}")
+        k = result.scope_rows
+        held = {0: "no row", 1: "the 1 row"}.get(k, f"one of the {k:,} rows")
+        parts.insert(2, f"holding {held} where {result.where}")
     for part in parts:
         if lines and len(lines[-1]) + 1 + len(part) <= width:
             lines[-1] += " " + part

@@ -29,8 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from facet.language.ast import DC, Col, Const, Predicate
-from facet.language.errors import DCSyntaxError
-from facet.language.parser import _OPERATORS, _LineParser
+from facet.language.parser import _LINE_BREAKS, _OPERATORS, _LineParser
 
 __all__ = ["And", "Compare", "IsNull", "Not", "Or", "Where", "parse_where"]
 
@@ -113,6 +112,17 @@ MAX_NESTING = 100
 
 class _WhereParser(_LineParser):
     """Recursive descent over one ``--where`` text (positions are 0-based)."""
+
+    def at_end(self) -> bool:
+        """True at the end of the text only: ``#`` starts no comment in a ``--where``
+        (a stray one is an error, not the rest of the condition dropped)."""
+        return self.pos >= self.n
+
+    def no_break_at(self, i: int) -> None:
+        """A line break between tokens is refused where it is (inside a quoted
+        string or backticks it is part of the text, as in a DC)."""
+        if self.text[i] in _LINE_BREAKS:
+            raise self.error("line break inside --where; write the condition on one line", i)
 
     def keyword(self, word: str) -> bool:
         """Consume the keyword ``word`` (any case, a whole word) when it is next."""
@@ -281,12 +291,4 @@ class _WhereParser(_LineParser):
 
 def parse_where(text: str) -> Where:
     """Parse a ``--where`` expression; errors name the column within ``text``."""
-    if "\n" in text.strip() or "\r" in text.strip():
-        raise DCSyntaxError(
-            "line break inside --where; write the condition on one line",
-            source=_SOURCE,
-            line=1,
-            column=1,
-            text=text,
-        )
     return Where(_WhereParser(text.strip(), _SOURCE, 1).parse_all(), text.strip())

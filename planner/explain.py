@@ -157,9 +157,10 @@ def render_text(doc: dict[str, Any]) -> str:
     lines = [f"{doc['source']}: {doc['rows']:,} rows, output {doc['output']}"]
     scoped = doc.get("where") is not None
     if scoped:
+        k = doc["scope_rows"]
+        rows = "no row" if k == 0 else f"the {k:,} row{'' if k == 1 else 's'}"
         lines.append(
-            f"scope: the {doc['scope_rows']:,} rows where {doc['where']}; initial pairs "
-            "(scope, all) and (rest, scope)"
+            f"scope: {rows} where {doc['where']}; initial pairs (scope, all) and (rest, scope)"
         )
     for d in doc["dcs"]:
         lines.append("")

@@ -300,6 +300,22 @@ def test_where_syntax_errors_point_at_the_column(text, column, message):
     assert err.value.column == column
 
 
+def test_where_takes_no_comment_and_no_line_break_between_tokens(tmp_path):
+    """``#`` starts no comment in a --where (the rest of the condition is not
+    dropped); a line break is refused where it stands between tokens, and is
+    text inside quotes, as in a DC, so a field holding one can be scoped."""
+    for text, column in (("a = 1 # or b = 2", 7), ("a = 1\nor b = 2", 6), ("#", 1)):
+        with pytest.raises(DCSyntaxError) as err:
+            parse_where(text)
+        assert err.value.column == column, text
+    data = tmp_path / "nl.csv"
+    data.write_text('A,B\n"a\nb",1\n"a\nb",2\nc,3\n')
+    res = facet.detect(data, dcs=["not(t.A = t'.A)"], where="A = 'a\nb'")
+    assert (res.scope_rows, res.dcs[0].violations) == (2, 2)
+    res = facet.detect(data, dcs=["not(t.A = t'.A)"], where="`A` = 'a\nb' or B = 3")
+    assert (res.scope_rows, res.dcs[0].violations) == (3, 2)
+
+
 def test_where_nesting_is_bounded_by_a_clear_error(tmp_path):
     """Brackets and ``not`` nest up to MAX_NESTING levels, which every walk over
     the tree handles; deeper is bad input (exit 2, one line), not a RecursionError
@@ -397,9 +413,21 @@ def test_where_on_the_command_line(tmp_path):
     assert "tuples (sides summed over the initial pairs)" in plan.stdout
     bad = subprocess.run([*exe, "detect", *base[:-1], "state = "], capture_output=True, text=True)
     assert bad.returncode == 2 and "--where:1:8" in bad.stderr and "Traceback" not in bad.stderr
-    spark = subprocess.run([*exe, "detect", *base, "--engine", "spark"], capture_output=True,
-                           text=True)  # fmt: skip
-    assert spark.returncode == 2 and "local engine only" in spark.stderr
+    twice = subprocess.run([*exe, "detect", *base, "--where", "state = 'CA'"],
+                           capture_output=True, text=True)  # fmt: skip
+    assert twice.returncode == 2 and "--where: given twice" in twice.stderr
+    assert len(twice.stderr.strip().splitlines()) == 1
+    none = subprocess.run([*exe, "detect", *base[:-1], "zip = -1"], capture_output=True,
+                          text=True)  # fmt: skip
+    assert "holding no row where zip = -1" in none.stdout, none.stdout
+    tiny = tmp_path / "tiny.csv"
+    tiny.write_text("k,v\n1,a\n1,b\n2,c\n")
+    one = subprocess.run([*exe, "detect", str(tiny), "--dc", "k -> v", "--where", "v = 'a'"],
+                         capture_output=True, text=True)  # fmt: skip
+    assert "holding the 1 row where v = 'a'" in one.stdout, one.stdout
+    plan = subprocess.run([*exe, "explain", str(tiny), "--dc", "k -> v", "--where", "v = 'a'"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert "scope: the 1 row where v = 'a';" in plan.stdout, plan.stdout
 
 
 def test_semi_join_keeps_a_large_side_whole_when_it_would_keep_most_of_it():

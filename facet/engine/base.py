@@ -42,8 +42,9 @@ class Capabilities:
     #: gives pairs and blocks as distributed frames its workers write
     #: (``pair_frame``, ``block_frame``, ``single_rows_frame``)
     frames: bool = False
-    #: restricts a run to the violations holding a row of a scope (``--where``,
-    #: ``set_scope``): initial pairs ``(S, all)`` and ``(all - S, S)``
+    #: restricts a run to the violations holding a row of a scope (``--where``):
+    #: initial pairs ``(S, all)`` and ``(all - S, S)``; a scope given as a mask
+    #: per row (``set_scope``: an incremental batch) is the local engine's only
     scope: bool = False
     #: a count applies a plan's leading equalities at once (the rows are spread
     #: by one key of them all), so their order -- all that statistics decide in

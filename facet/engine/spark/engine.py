@@ -52,6 +52,7 @@ from facet.engine.spark.tasks import (
     ORDERED_KINDS,
     PAIRS_SCHEMA,
     RIGHT,
+    SCOPE_SCHEMA,
     SIDES_SCHEMA,
     SUMMARY_SCHEMA,
     TASK,
@@ -68,6 +69,7 @@ from facet.engine.spark.tasks import (
     pair_task,
     pairs_satisfying,
     range_summary_job,
+    scope_rows_job,
     sides_job,
     single_rows_job,
     summary_mode,
@@ -122,6 +124,7 @@ class SparkEngine(Engine):
         modes=frozenset({"sequential", "parallel", "cost-trie", "freq-trie"}),
         distributed=True,
         frames=True,
+        scope=True,
         equalities_at_once=True,
     )
 
@@ -160,23 +163,47 @@ class SparkEngine(Engine):
     def initial_groups(self, dc: NormalDC) -> SparkGroups:
         return SparkGroups(self._index(dc))
 
+    @property
+    def scoped(self) -> bool:
+        """A scoped run (``--where``): every task scopes its own initial pairs."""
+        return self.spec.where is not None
+
+    def scope_rows(self) -> int:
+        """Rows in a scoped run's scope, counted by Spark."""
+        from pyspark.sql import functions as F  # noqa: N812
+
+        row = (
+            self.table.frame.mapInArrow(scope_rows_job(self.spec), ddl(SCOPE_SCHEMA))
+            .agg(F.sum("n").alias("n"))
+            .collect()[0]
+        )
+        return int(row["n"] or 0)
+
     def sides(self, groups: SparkGroups) -> Sides:
         """The shape of a DC's initial pairs (rows passing each side's filters)."""
         got = self._sides.get(groups.dc)
         if got is None:
             nd = self.spec.normal[groups.dc]
-            if not nd.side_filters(0) and not nd.side_filters(1):
+            if not nd.side_filters(0) and not nd.side_filters(1) and not self.scoped:
                 got = Sides(self.rows, self.rows, True)
             else:
                 from pyspark.sql import functions as F  # noqa: N812
 
                 row = (
                     self.table.frame.mapInArrow(sides_job(self.spec, groups.dc), ddl(SIDES_SCHEMA))
-                    .agg(F.sum("left").alias("l"), F.sum("right").alias("r"))
+                    .agg(*[F.sum(c).alias(c) for c in SIDES_SCHEMA.names])
                     .collect()[0]
                 )
-                same = [str(f) for f in nd.side_filters(0)] == [str(f) for f in nd.side_filters(1)]
-                got = Sides(int(row["l"] or 0), int(row["r"] or 0), same)
+                left, right, left_in, right_in = (int(row[c] or 0) for c in SIDES_SCHEMA.names)
+                if self.scoped:  # (L ∩ S, R) and (L - S, R ∩ S), each when not empty
+                    parts = [(left_in, right), (left - left_in, right_in)]
+                    parts = [(a, b) for a, b in parts if a and b]
+                    got = Sides(sum(a for a, _ in parts), sum(b for _, b in parts), False)
+                else:
+                    same = [str(f) for f in nd.side_filters(0)] == [
+                        str(f) for f in nd.side_filters(1)
+                    ]
+                    got = Sides(left, right, same)
             self._sides[groups.dc] = got
         return got
 
@@ -199,7 +226,7 @@ class SparkEngine(Engine):
         return replace(groups, key=key, done=[*groups.done, stage])
 
     def count(self, plan: Plan, groups: SparkGroups) -> tuple[int, int]:
-        got = self._key_aggregates(groups.dc)
+        got = None if self.scoped else self._key_aggregates(groups.dc)
         if got is not None:
             return got
         job, spread = self._job("count", plan, groups, None)
@@ -285,7 +312,7 @@ class SparkEngine(Engine):
         return got.column("root").to_numpy(), got.column("tid").to_numpy()
 
     def direct_count(self, dc: NormalDC) -> tuple[int, int] | None:
-        return self._key_aggregates(self._index(dc))
+        return None if self.scoped else self._key_aggregates(self._index(dc))
 
     def _key_aggregates(self, dc: int) -> tuple[int, int] | None:
         """A key- or FD-shaped DC's count (:func:`facet.key_tallies.shape`: ``X``
@@ -457,7 +484,8 @@ class SparkEngine(Engine):
         keys = [groups.key] if groups.key is not None else []
         if not keys and not groups.done:
             keys = _spread_keys(plan.stages if stages is None else stages)
-        whole = output == "count" and not groups.done and stages is None
+        # range pairs counted from summaries know nothing of a scope
+        whole = output == "count" and not groups.done and stages is None and not self.scoped
         spread = self._spread(groups.dc, keys, summarize=whole)
         job = PairJob(
             output, groups.dc, plan, list(groups.done), stages, spread.exclusive, spread.summary

@@ -13,7 +13,10 @@ local engine's for the same table so that both engines plan alike.
 * Pair estimates: the local engine's tid sample (tids whose hash is below
   ``Config.sample_rate`` of the hash range -- the same rows the local
   statistics sample) is brought to the driver and counted there by the local
-  statistics, scaled by ``(n / sample size)^2``.
+  statistics, scaled by ``(n / sample size)^2``.  In a scoped run the sample's
+  pairs are scoped too, their sides cut by the predicates against the sample's
+  rows in scope (the local engine cuts them against the whole scope), so a
+  scoped plan may differ from the local one; the answer does not.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from facet.encoding import counted_exactly
+from facet.engine.filters import where_mask
 from facet.engine.spark.tasks import (
     TID,
     distinct_values_job,
@@ -138,6 +142,8 @@ class SparkStatistics:
             table = table.sort_by(TID)
             enc = encode_rows(table, self.engine.spec)
             local = LocalEngine(enc, self.engine.config.but(threads=1))
+            if self.engine.spec.where is not None:  # the sample's scoped pairs
+                local.set_scope(where_mask(enc, self.engine.spec.where))
             self._sample = (local, table.column(TID).to_numpy())
         return self._sample
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -24,7 +25,7 @@ import pyarrow.compute as pc
 
 from facet.column_types import ColumnUse
 from facet.encoding import EncodedTable, component_arrays, encode
-from facet.engine.filters import filter_mask
+from facet.engine.filters import filter_mask, scoped_pairs, where_mask
 from facet.engine.groups import Groups
 from facet.engine.local import LocalEngine
 from facet.engine.statistics import value_hashes
@@ -76,6 +77,9 @@ class TaskSpec:
     #: functions name every column unquoted, so a dot or a backtick would break
     #: them); a column not here keeps its name
     frame_names: dict[str, str] = field(default_factory=dict)
+    #: a scoped run's ``--where`` (:class:`facet.language.where.Where`): each task
+    #: finds its rows in scope and starts from the scoped initial pairs
+    where: Any = None
 
     def __post_init__(self) -> None:
         if not self.normal:
@@ -522,24 +526,46 @@ def summary_involved(table: pa.Table, spec: TaskSpec, summary: RangeSummary) -> 
 
 
 def sides_job(spec: TaskSpec, dc: int) -> Callable:
-    """Rows passing the left and the right row filters of DC ``dc``, per batch."""
+    """Rows passing the left and the right row filters of DC ``dc``, per batch,
+    and of those the rows in scope (a scoped run's; else all of them)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         nd = spec.normal[dc]
         for batch in batches:
             enc = encode_rows(pa.Table.from_batches([batch]), spec)
-            counts = []
-            for side in (0, 1):
+            scope = None if spec.where is None else where_mask(enc, spec.where)
+            counts = {}
+            for side, name in ((0, "left"), (1, "right")):
                 m = filter_mask(enc, nd.side_filters(side))
-                counts.append(enc.n if m is None else int(np.count_nonzero(m)))
-            yield pa.RecordBatch.from_pydict(
-                {"left": [counts[0]], "right": [counts[1]]}, schema=SIDES_SCHEMA
-            )
+                m = np.ones(enc.n, bool) if m is None else m
+                counts[name] = [int(np.count_nonzero(m))]
+                counts[f"{name}_in"] = (
+                    counts[name] if scope is None else [int(np.count_nonzero(m & scope))]
+                )
+            yield pa.RecordBatch.from_pydict(counts, schema=SIDES_SCHEMA)
 
     return run
 
 
-SIDES_SCHEMA = pa.schema([("left", pa.int64()), ("right", pa.int64())])
+SIDES_SCHEMA = pa.schema(
+    [("left", pa.int64()), ("right", pa.int64()), ("left_in", pa.int64()),
+     ("right_in", pa.int64())]
+)  # fmt: skip
+
+
+def scope_rows_job(spec: TaskSpec) -> Callable:
+    """Rows in a scoped run's scope (``spec.where`` true), per batch."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            enc = encode_rows(pa.Table.from_batches([batch]), spec)
+            n = int(np.count_nonzero(where_mask(enc, spec.where)))
+            yield pa.RecordBatch.from_pydict({"n": [n]}, schema=SCOPE_SCHEMA)
+
+    return run
+
+
+SCOPE_SCHEMA = pa.schema([("n", pa.int64())])
 
 
 def single_rows_job(spec: TaskSpec, dc: int) -> Callable:
@@ -551,6 +577,9 @@ def single_rows_job(spec: TaskSpec, dc: int) -> Callable:
             table = pa.Table.from_batches([batch])
             enc = encode_rows(table, spec)
             m = filter_mask(enc, list(nd.filters))
+            if spec.where is not None:
+                scope = where_mask(enc, spec.where)
+                m = scope if m is None else m & scope
             tids = table.column(TID).to_numpy()
             hit = tids if m is None else tids[m]
             yield pa.RecordBatch.from_arrays([pa.array(hit, pa.int64())], [TID])
@@ -677,7 +706,11 @@ def ddl(schema: pa.Schema) -> str:
 
 def task_groups(table: pa.Table, spec: TaskSpec, dc: int) -> tuple[LocalEngine, Groups, np.ndarray]:
     """The local engine over a task's rows (one row per tid), its initial pairs
-    ``(L, R)`` cut by the DC's row filters, and the rows' tids."""
+    ``(L, R)`` cut by the DC's row filters, and the rows' tids.  In a scoped run
+    (``spec.where``) the initial pairs are ``(L ∩ S, R)`` and ``(L - S, R ∩ S)``
+    with ``S`` the task's rows in scope, as the local engine scopes the whole
+    table's (:func:`facet.engine.filters.scoped_pairs`): a pair is in one task,
+    so the tasks' scoped pairs are the table's."""
     tids = table.column(TID).to_numpy()
     left = np.asarray(table.column(LEFT).to_numpy(zero_copy_only=False), bool)
     right = np.asarray(table.column(RIGHT).to_numpy(zero_copy_only=False), bool)
@@ -698,7 +731,11 @@ def task_groups(table: pa.Table, spec: TaskSpec, dc: int) -> tuple[LocalEngine, 
     lsel = left if m0 is None else left & m0
     rsel = right if m1 is None else right & m1
     ls = np.flatnonzero(lsel)
-    if np.array_equal(lsel, rsel):
+    if spec.where is not None:
+        scope = where_mask(enc, spec.where)
+        preds = nd.preds if spec.config.scope_semi_join else ()
+        groups = scoped_pairs(ls, np.flatnonzero(rsel), scope, enc, preds)
+    elif np.array_equal(lsel, rsel):
         groups = Groups.pair(ls)
     else:
         groups = Groups.pair(ls, np.flatnonzero(rsel))
