@@ -366,14 +366,15 @@ def unparsed_warning(
     """The warning for ``bad`` values of a CSV column that are NULL once read as
     ``kind`` (``example``: the first of them; ``fractions``: some of them are numbers,
     fractional or beyond int64, that an int column -- declared so -- cannot hold)."""
-    what = {
-        "timestamp": "ISO-8601 dates/times",
-        "int": "whole numbers within int64" if fractions else "numbers",
-    }.get(kind, "numbers")
-    return (
-        f"{name}: column '{column}': {bad} value{'s' if bad != 1 else ''} "
-        f"not {what} (e.g. {example!r}) read as NULL"
-    )
+    one, many = {
+        "timestamp": ("an ISO-8601 date/time", "ISO-8601 dates/times"),
+        "int": ("a whole number within int64", "whole numbers within int64")
+        if fractions
+        else ("a number", "numbers"),
+    }.get(kind, ("a number", "numbers"))
+    if bad == 1:
+        return f"{name}: column '{column}': 1 value not {one} (e.g. {example!r}) read as NULL"
+    return f"{name}: column '{column}': {bad} values not {many} (e.g. {example!r}) read as NULL"
 
 
 def _arrow_type(kind: str) -> pa.DataType:

@@ -36,6 +36,10 @@ __all__ = ["And", "Compare", "IsNull", "Not", "Or", "Where", "parse_where"]
 _KEYWORDS = frozenset({"and", "or", "not", "in", "is", "null", "true", "false"})
 _WORD = re.compile(r"[^\W\d]\w*")
 _SOURCE = "--where"
+#: what may start a number: a sign or a point must be followed by a digit
+_NUMBER_START = re.compile(r"[+-]?\.?\d")
+#: a bare name with dots in it (for the hint to put it in backticks)
+_NAME_WITH_DOTS = re.compile(r"[^\s=!<>()'\"`,]+")
 
 
 @dataclass(frozen=True)
@@ -145,9 +149,9 @@ class _WhereParser(_LineParser):
         node = self.expr()
         self.skip_ws()
         if not self.at_end():
-            raise self.error(
-                f"unexpected {self.text[self.pos]!r}; join conditions with 'and' or 'or'"
-            )
+            m = _WORD.match(self.text, self.pos)
+            what = m.group() if m is not None else self.text[self.pos]
+            raise self.error(f"unexpected {what!r}; join conditions with 'and' or 'or'")
         return node
 
     def expr(self) -> Node:
@@ -203,6 +207,16 @@ class _WhereParser(_LineParser):
         self.skip_ws()
         start = self.pos
         left = self.value_or_column()
+        if isinstance(left, Col) and self.peek() == ".":
+            name = _NAME_WITH_DOTS.match(self.text, start)
+            written = name.group() if name else left.name
+            bare = written.split(".", 1)[1]
+            tuple_name = left.name in ("t", "t0", "t1", "t2", "s") and bare
+            raise self.error(
+                (f"columns are bare names in --where (write {bare}); " if tuple_name else "")
+                + f"a column name holding '.' goes in backticks: `{written}`",
+                start,
+            )
         self.skip_ws()
         if isinstance(left, Col):
             if self.keyword("is"):
@@ -267,6 +281,8 @@ class _WhereParser(_LineParser):
             if not name:
                 raise self.error("empty column name between the backticks", start)
             return Col(0, name)
+        if ch and ch in "+-." and not _NUMBER_START.match(self.text, self.pos):
+            raise self.error("expected a column name, a quoted string or a number")
         if ch in ("'", '"') or (ch and ch in "+-.0123456789"):
             const = self.operand()  # the DC language's strings and numbers
             assert isinstance(const, Const)
@@ -281,6 +297,11 @@ class _WhereParser(_LineParser):
         if word.lower() in ("true", "false"):
             self.pos = m.end()
             return Const(word)
+        if word.lower() == "null":
+            raise self.error(
+                "a comparison with NULL is never true: test for it with 'column is null' "
+                "(or 'is not null'); a column named null goes in backticks: `null`"
+            )
         if word.lower() in _KEYWORDS:
             raise self.error(
                 f"{word!r} is a keyword here; write a column of that name in backticks: `{word}`"

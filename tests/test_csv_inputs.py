@@ -509,8 +509,8 @@ def test_the_semantics_example_prints_its_warnings(tmp_path, capsys):
     assert json.loads(out)["dcs"][0]["pairs"] == [[1, 0]]
     name = str(p)
     assert err.splitlines() == [
-        f"facet: warning: {name}: column 'salary': 1 value not numbers (e.g. '1 000') read as NULL",
-        f"facet: warning: {name}: column 'rate': 1 value not numbers (e.g. 'NaN') read as NULL",
+        f"facet: warning: {name}: column 'salary': 1 value not a number (e.g. '1 000') read as NULL",
+        f"facet: warning: {name}: column 'rate': 1 value not a number (e.g. 'NaN') read as NULL",
     ]
 
 

@@ -292,6 +292,11 @@ def test_where_grammar():
         ("a is 3", 6, "expected 'null'"),
         ("and = 1", 1, "`and`"),
         ("a => 1", 3, "write '>='"),
+        ("a = -", 5, "expected a column name, a quoted string or a number"),
+        ("a = null", 5, "test for it with 'column is null'"),
+        ("a.b = 1", 1, "goes in backticks: `a.b`"),
+        ("x > 1 and t.state = 2", 11, "bare names in --where (write state)"),
+        ("a = 1 state = 2", 7, "unexpected 'state'"),
     ],
 )
 def test_where_syntax_errors_point_at_the_column(text, column, message):
