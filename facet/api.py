@@ -27,7 +27,7 @@ from facet.engine.multi import MODES, count_all, shared_groups
 from facet.engine.parallel import pool
 from facet.engine.row_outputs import ROW_OUTPUTS, SCHEMAS, row_output
 from facet.engine.session import Session
-from facet.engine.spark import is_spark_frame, spark_failure, task_input_error
+from facet.engine.spark import is_spark_frame, spark_failure, task_input_exception
 from facet.engine.warmup import loaded, run_kernels, warmup
 from facet.errors import EngineError, FacetError, FacetInputError
 from facet.language.ast import DC
@@ -682,9 +682,9 @@ def _raise_spark_error(err: BaseException) -> None:
     """``err`` as facet's error when Spark raised it: bad input found inside a task
     (:class:`FacetInputError`), or the engine failing (:class:`EngineError`: its JVM
     out of memory, say); otherwise nothing (the caller raises ``err``)."""
-    message = task_input_error(err)
-    if message is not None:
-        raise FacetInputError(message) from None
+    raised = task_input_exception(err)
+    if raised is not None:
+        raise raised from None
     failure = spark_failure(err)
     if failure is not None:
         raise EngineError(failure) from err

@@ -1288,6 +1288,33 @@ def test_typed_text_that_a_dc_orders_warns_as_locally(spark, tmp_path):
     assert len(local.warnings) == 2 and dist.warnings == local.warnings
 
 
+def test_a_data_error_found_in_a_task_is_a_data_error_on_the_driver(spark):
+    """A probe's D1: a timestamp constant with nanoseconds meeting a column that
+    holds a date outside 1677-2262 is refused inside a task on Spark; the driver
+    rebuilt it as a plain FacetInputError, so ``except DataError`` caught it on
+    the local engine only."""
+    import datetime as dt
+
+    from facet.engine.spark.tasks import task_input_exception
+    from facet.errors import DataError, FacetInputError
+
+    table = pa.table(
+        {"ts": pa.array([dt.datetime(1, 1, 1), dt.datetime(2024, 1, 1)], pa.timestamp("us"))}
+    )
+    dc = "not(t.ts > '2023-12-31T23:00:00.0000000001Z')"
+    with pytest.raises(DataError) as local:
+        facet.detect(table, dcs=[dc])
+    with pytest.raises(DataError) as dist:
+        facet.detect(table, dcs=[dc], engine="spark")
+    assert type(dist.value) is type(local.value) and str(dist.value) == str(local.value)
+    worker = "Traceback (most recent call last):\n  ...\nfacet.language.errors.{}: bad thing"
+    for name, kind in (("DataError", DataError), ("FacetInputError", FacetInputError),
+                       ("DCSyntaxError", FacetInputError)):  # fmt: skip
+        got = task_input_exception(RuntimeError(worker.format(name)))
+        assert type(got) is kind and str(got) == "bad thing"
+    assert task_input_exception(RuntimeError("java.lang.OutOfMemoryError")) is None
+
+
 def test_typing_is_decided_and_checked_once_for_the_table_on_spark(spark, tmp_path):
     """Probe findings F2, F3, F5: on Spark a type clash was found by the tasks only
     (an empty table answered 0, exit 0; a plain FacetInputError, not DataError);

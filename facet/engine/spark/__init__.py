@@ -42,6 +42,16 @@ def task_input_error(err: BaseException) -> str | None:
     return in_task(err)
 
 
+def task_input_exception(err: BaseException) -> Exception | None:
+    """:func:`task_input_error` as an exception of the class the task raised
+    (``DataError`` or ``FacetInputError``)."""
+    if "facet.engine.spark.tasks" not in sys.modules:
+        return None
+    from facet.engine.spark.tasks import task_input_exception as in_task
+
+    return in_task(err)
+
+
 #: a Java exception's name in a Spark error's text (``java.lang.OutOfMemoryError: ...``)
 _JAVA_ERROR = re.compile(r"\b((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error))\b(:[^\n]*)?")
 

@@ -29,7 +29,7 @@ from facet.engine.filters import filter_mask, scoped_pairs, where_mask
 from facet.engine.groups import Groups
 from facet.engine.local import LocalEngine
 from facet.engine.statistics import value_hashes
-from facet.errors import DataError
+from facet.errors import DataError, FacetInputError
 from facet.kernels import expand, hashing  # modules, not kernels: see below
 from facet.language.ast import DC
 from facet.language.normalize import NormalDC, normalize
@@ -98,24 +98,34 @@ INPUT_ERROR = ("<facet-input-error>", "</facet-input-error>")
 
 
 #: the last line of a worker's traceback when a task raised facet's bad-input error
-_RAISED = re.compile(
-    r"^(?:facet\.[\w.]*\.)?(?:FacetInputError|DataError|DCSyntaxError): (.+)$", re.M
-)
+_RAISED = re.compile(r"^(?:facet\.[\w.]*\.)?(FacetInputError|DataError|DCSyntaxError): (.+)$", re.M)
 
 
 def task_input_error(err: BaseException) -> str | None:
     """The bad-input message a task raised, if ``err`` (what Spark reports on the
     driver) carries one: bracketed by :data:`INPUT_ERROR`, or as the last line
     of the Python worker's traceback (a typing error found in a task)."""
+    got = task_input_exception(err)
+    return None if got is None else str(got)
+
+
+def task_input_exception(err: BaseException) -> FacetInputError | None:
+    """The bad-input error a task raised, as the driver's exception of the same
+    class (a :class:`DataError` stays one, so ``except DataError`` catches it on
+    either engine), if ``err`` carries one; else None."""
     text = str(err)
     start = text.find(INPUT_ERROR[0])
     end = text.find(INPUT_ERROR[1], start + 1)
-    if start >= 0 and end >= 0:
-        return text[start + len(INPUT_ERROR[0]) : end]
+    if start >= 0 and end >= 0:  # (only the CSV reader's DataError is bracketed)
+        return DataError(text[start + len(INPUT_ERROR[0]) : end])
     if "Traceback (most recent call last)" not in text:
         return None
     raised = _RAISED.findall(text)
-    return raised[-1].strip() if raised else None
+    if not raised:
+        return None
+    name, message = raised[-1]
+    # a DC syntax error is the driver's to find; one from a task is input all the same
+    return (DataError if name == "DataError" else FacetInputError)(message.strip())
 
 
 def csv_read_job(path: str, name: str, columns: list[str]) -> Callable:
