@@ -1286,6 +1286,17 @@ def test_typed_text_that_a_dc_orders_warns_as_locally(spark, tmp_path):
     dist = facet.detect(str(path), dcs=dcs, engine="spark")
     assert [d.violations for d in dist.dcs] == [d.violations for d in local.dcs]
     assert len(local.warnings) == 2 and dist.warnings == local.warnings
+    # text held as large_string or dictionary: the warning names the input's type, not
+    # the string type Spark reads it as (a probe's D2)
+    s = pa.array(["10", "9", "x"])
+    table = pa.table({"s": s.cast(pa.large_string()), "d": s.dictionary_encode(), "k": [1, 1, 2]})
+    pq.write_table(table, path)
+    dcs = ["not(t.k = t'.k and t.s < t'.s)", "not(t.d > t'.d)"]
+    for data in (table, str(path)):
+        local = facet.detect(data, dcs=dcs)
+        dist = facet.detect(data, dcs=dcs, engine="spark")
+        assert "text (large_string)" in local.warnings[0] and "dictionary<" in local.warnings[1]
+        assert dist.warnings == local.warnings
 
 
 def test_a_data_error_found_in_a_task_is_a_data_error_on_the_driver(spark):

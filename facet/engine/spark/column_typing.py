@@ -44,6 +44,7 @@ class Table(Protocol):
     schema: dict[str, str]
     warnings: list[str]
     frame_names: dict[str, str]
+    source_types: dict[str, pa.DataType]
 
     def in_frame(self, column: str) -> str: ...
 
@@ -153,9 +154,26 @@ def check_types(table: Table, use: ColumnUse) -> None:
     on an empty table too; its warnings (text that a DC orders) are the run's."""
 
     empty = empty_table(_used(table, use))
+    for c in use.columns:  # text the input held as another Arrow type: named as locally
+        typ = table.source_types.get(c)
+        name = table.in_frame(c)
+        if (
+            typ is not None
+            and _text_type(typ)
+            and pa.types.is_string(empty.schema.field(name).type)
+        ):
+            i = empty.schema.get_field_index(name)
+            empty = empty.set_column(i, name, pa.array([], typ))
     spec = _spec(table, use)
     encoded = encode(source_of(empty, spec), use, spec.schema, spec.config)
     table.warnings.extend(w for w in encoded.warnings if w not in table.warnings)
+
+
+def _text_type(typ: pa.DataType) -> bool:
+    """Text however Arrow holds it (Spark reads each as its one string type)."""
+    if pa.types.is_dictionary(typ):
+        typ = typ.value_type
+    return pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_string_view(typ)
 
 
 def empty_table(frame: Any) -> pa.Table:

@@ -56,6 +56,9 @@ class SparkTable:
     warnings: list[str]
     #: used column -> its plain name in ``frame`` (:func:`frame_column`)
     frame_names: dict[str, str] = field(default_factory=dict)
+    #: column -> the input's Arrow type, where facet read it before Spark (warnings
+    #: name it, as the local engine's do)
+    source_types: dict[str, pa.DataType] = field(default_factory=dict)
 
     def in_frame(self, column: str) -> str:
         """The name ``column`` has in ``frame``."""
@@ -77,13 +80,15 @@ def quoted(name: str) -> str:
 
 def read_frame(
     spark: Any, data: Any, columns: list[str] | None = None
-) -> tuple[Any, str, bool, list[str]]:
-    """``(DataFrame, name, text?, every column)`` for a path or an in-memory
-    table; of an in-memory table only ``columns`` (those there) go to Spark."""
+) -> tuple[Any, str, bool, list[str], dict[str, pa.DataType]]:
+    """``(DataFrame, name, text?, every column, Arrow types)`` for a path or an
+    in-memory table; of an in-memory table only ``columns`` (those there) go to
+    Spark.  The Arrow types are the input's own, where facet reads them (a
+    Parquet file's, an in-memory table's), before Spark's types replace them."""
     from facet.engine.spark import is_spark_frame
 
     if is_spark_frame(data):
-        return data, source_name(data), False, list(data.columns)
+        return data, source_name(data), False, list(data.columns), {}
     if isinstance(data, str | os.PathLike):
         path = os.fspath(data)
         if not os.path.exists(path) and "://" not in path:
@@ -91,7 +96,7 @@ def read_frame(
         if "://" not in path and os.path.isfile(path):
             delimiter = csv_delimiter(Path(path))
             if delimiter is not None:
-                return _csv_frame(spark, path, delimiter, columns or [])
+                return (*_csv_frame(spark, path, delimiter, columns or []), {})
         kind = _path_kind(path)
         if kind == "csv":  # a remote store's file: Spark's own reader
             frame = (
@@ -105,7 +110,7 @@ def read_frame(
                 .option("sep", "\t" if path.endswith((".tsv", ".tab")) else ",")
                 .csv(_literal_path(path))
             )
-            return frame, path, True, list(frame.columns)
+            return frame, path, True, list(frame.columns), {}
         if kind == "parquet":
             return _parquet_frame(spark, path, columns)
     source = load(data)
@@ -114,7 +119,8 @@ def read_frame(
         if all(source.all_columns.count(c) == 1 for c in keep):  # else: a clear error later
             source = Source(source.table.select(keep), source.name, source.text,
                             source.all_columns, source.num_rows)  # fmt: skip
-    return _from_source(spark, source), source.name, source.text, list(source.all_columns)
+    types = {f.name: f.type for f in source.table.schema}
+    return _from_source(spark, source), source.name, source.text, source.all_columns, types
 
 
 def _csv_frame(
@@ -150,7 +156,7 @@ def _literal_path(path: str) -> str:
 
 def _parquet_frame(
     spark: Any, path: str, columns: list[str] | None
-) -> tuple[Any, str, bool, list[str]]:
+) -> tuple[Any, str, bool, list[str], dict[str, pa.DataType]]:
     """A Parquet file or folder read by Spark's executors, only ``columns`` (its
     schema read here from the footers, so a column Spark cannot read and no DC
     uses is no obstacle), each in the Spark type that holds its values exactly;
@@ -159,7 +165,7 @@ def _parquet_frame(
 
     if columns is None or "://" in path:  # a remote store: Spark reads it, every column
         frame = spark.read.parquet(_literal_path(path))
-        return frame, path, False, list(frame.columns)
+        return frame, path, False, list(frame.columns), {}
     try:
         dataset = ds.dataset(path, format="parquet")
     except (OSError, pa.ArrowInvalid) as err:
@@ -183,7 +189,8 @@ def _parquet_frame(
             spark_type = T.TimestampType() if c in int96 else _spark_parquet_type(typ, c, path)
             fields.append(T.StructField(c, spark_type, True))
     frame = spark.read.schema(T.StructType(fields)).parquet(_literal_path(path))
-    return frame, path, False, names
+    types = {f.name: arrow_schema.field(f.name).type for f in fields}
+    return frame, path, False, names, types
 
 
 def _check_parts_agree(files: list[str], schema: pa.Schema, columns: list[str], path: str) -> None:
@@ -386,7 +393,7 @@ def spark_table(
     """Read ``data`` on Spark, number its rows and decide its typing."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
-    frame, name, text, all_columns = read_frame(spark, data, use.columns + list(schema))
+    frame, name, text, all_columns, types = read_frame(spark, data, use.columns + list(schema))
     for c in all_columns:
         if c in INTERNAL:
             raise FacetInputError(f"{name}: column name '{c}' is reserved by facet; rename it")
@@ -407,7 +414,7 @@ def spark_table(
             f"{name}: a CSV record does not match the header ({malformed}); fix the file "
             "(the local engine's error names the line)"
         ) from None
-    table = SparkTable(framed, name, text, all_columns, rows, dict(schema), [], names)
+    table = SparkTable(framed, name, text, all_columns, rows, dict(schema), [], names, types)
     type_check(table, use, schema)
     return table
 
