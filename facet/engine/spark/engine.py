@@ -226,7 +226,7 @@ class SparkEngine(Engine):
         return replace(groups, key=key, done=[*groups.done, stage])
 
     def count(self, plan: Plan, groups: SparkGroups) -> tuple[int, int]:
-        got = None if self.scoped else self._key_aggregates(groups.dc)
+        got = self._key_aggregates(groups.dc)
         if got is not None:
             return got
         job, spread = self._job("count", plan, groups, None)
@@ -312,7 +312,7 @@ class SparkEngine(Engine):
         return got.column("root").to_numpy(), got.column("tid").to_numpy()
 
     def direct_count(self, dc: NormalDC) -> tuple[int, int] | None:
-        return None if self.scoped else self._key_aggregates(self._index(dc))
+        return self._key_aggregates(self._index(dc))
 
     def _key_aggregates(self, dc: int) -> tuple[int, int] | None:
         """A key- or FD-shaped DC's count (:func:`facet.key_tallies.shape`: ``X``
@@ -324,7 +324,7 @@ class SparkEngine(Engine):
         keys held twice; an FD's violations are ``sum_x c(x)^2 - sum_y c(x, y)^2``
         (the ordered pairs of a key whose ``Y`` differ) and its rows involved the
         rows of keys holding two values of ``Y``."""
-        if not self.config.spark_key_aggregates:
+        if not self.config.spark_key_aggregates or self.scoped:  # (aggregates see no scope)
             return None
         got = key_shape(self.spec.normal[dc])
         if got is None:
