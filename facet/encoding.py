@@ -630,8 +630,9 @@ def _codes(
 class ConstantBuckets:
     """The code space of a column only row filters read (:func:`_bucket_codes`): its
     constants in order; ``2 j + 1`` is the j-th constant's code, ``2 j`` the values
-    between it and the one before (``2 k`` above the last).  Codes compare with each
-    other and with the constants' codes as the values do."""
+    between it and the one before (``2 k`` above the last).  Codes compare with the
+    constants' codes as the values do (on text no filter orders, every value that is
+    no constant is coded 0)."""
 
     def __init__(self, constants: pa.Array) -> None:
         self.constants = constants
@@ -640,23 +641,27 @@ class ConstantBuckets:
         return 2 * len(self.constants) + 1
 
 
-#: constants a column may meet and still be coded by buckets (each one is a pass)
+#: constants ordered text may meet and still be coded by buckets (each one is a pass);
+#: past it numbers search the constants
 _MAX_BUCKET_CONSTANTS = 16
 
 
 def _bucket_codes(
-    parts: list[pa.Array], config: Config
+    parts: list[pa.Array], config: Config, ordered: bool = True
 ) -> tuple[np.ndarray, ConstantBuckets] | None:
     """Codes of a column (``parts[0]``) and its constants (the other parts) that keep
     only the order against the constants -- all a row filter reads: 2 x (constants
-    below the value) + (1 where it equals one), -1 for NULL.  Two passes per constant
-    (numpy's comparisons for numbers, Arrow's, exact in the column's type, for the
-    rest), where ranks would sort the column.  ``None`` where it does not apply:
-    constants of another type than the column (they compare by exact value through
-    the ranks) or more than a few of them, or a small table (the ranks are cheap)."""
+    below the value) + (1 where it equals one), -1 for NULL.  Numbers: two passes per
+    constant (numpy's comparisons), two binary searches past a few constants; text
+    only ``=``/``!=``/``in`` read (not ``ordered``): one hash lookup among the
+    constants, every other value coded 0 (nothing reads its order); other text: two
+    passes per constant (Arrow's, exact in the column's type), where ranks would sort
+    or hash the whole column.  ``None`` where it does not apply: constants of another
+    type than the column (they compare by exact value through the ranks), more than a
+    few of them on ordered text, or a small table (the ranks are cheap)."""
     column, consts = parts[0], parts[1:]
     n = len(column)
-    if n < config.radix_rank_rows or len(consts) > _MAX_BUCKET_CONSTANTS:
+    if n < config.radix_rank_rows:
         return None
     if any(p.type != column.type for p in consts):
         return None
@@ -665,19 +670,32 @@ def _bucket_codes(
     srt = pc.take(given, pc.sort_indices(given))
     srt = pc.unique(srt)  # (unique keeps the order it meets them in)
     numeric = pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
+    if not numeric and ordered and len(srt) > _MAX_BUCKET_CONSTANTS:
+        return None
 
     def coded(values: pa.Array) -> np.ndarray:
-        out = np.zeros(len(values), np.int32)
-        if numeric:
+        if not numeric and not ordered:
+            at = pc.index_in(values, value_set=srt).to_numpy(zero_copy_only=False)
+            found = ~np.isnan(at)  # (no match or NULL: NaN)
+            out = np.zeros(len(values), np.int32)
+            out[found] = 2 * at[found].astype(np.int32) + 1
+        elif numeric:
             v = (values if values.null_count == 0 else pc.fill_null(values, 0)).to_numpy(
                 zero_copy_only=False
             )
-            for c in srt.to_numpy(zero_copy_only=False):
-                above = v > c
-                out += above
-                out += above
-                out += v == c
+            cs = srt.to_numpy(zero_copy_only=False)
+            if len(cs) > _MAX_BUCKET_CONSTANTS:
+                out = np.searchsorted(cs, v, "left").astype(np.int32)
+                out += np.searchsorted(cs, v, "right").astype(np.int32)
+            else:
+                out = np.zeros(len(values), np.int32)
+                for c in cs:
+                    above = v > c
+                    out += above
+                    out += above
+                    out += v == c
         else:
+            out = np.zeros(len(values), np.int32)
             for c in srt:
                 above = np.asarray(pc.fill_null(pc.greater(values, c), False))
                 out += above
@@ -1075,7 +1093,7 @@ def encode(
         region = None
         got = None
         if buckets and len(comp.columns) == 1 and comp.columns[0] not in use.paired:
-            got = _bucket_codes(parts, config)
+            got = _bucket_codes(parts, config, comp.ordered)
         if got is not None:
             c_codes, dictionary = got
             route = "buckets"

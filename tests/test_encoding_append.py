@@ -7,6 +7,7 @@ Detector encodes again, still exact."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import tempfile
 from pathlib import Path
@@ -23,7 +24,7 @@ import facet.detector as detector_module
 from facet.api import load_dcs
 from facet.column_types import analyze
 from facet.encoding import EncodedTable, encode
-from facet.encoding_append import extend, prepare
+from facet.encoding_append import _directory, extend, prepare
 from facet.errors import FacetError
 from facet.loading import Source, load
 from facet.planner.config import DEFAULT
@@ -229,10 +230,15 @@ def test_a_hash_collision_declines(monkeypatch):
     real = extend(old, state, base, _source(batch, False), use, {}, DEFAULT)
     assert real is not None  # without a collision it extends
     gamma = real[0].values["s"].hashes[-1]
-    index.main_hashes[0] = gamma  # pretend an old value hashes as "gamma"
-    order = np.argsort(index.main_hashes, kind="stable")
-    index.main_hashes[:] = index.main_hashes[order]
-    index.main_codes[:] = index.main_codes[order]
+    hashes = index.main_hashes.copy()
+    hashes[0] = gamma  # pretend an old value hashes as "gamma"
+    order = np.argsort(hashes, kind="stable")
+    state.text["s"] = dataclasses.replace(
+        index,
+        main_hashes=hashes[order],
+        main_codes=index.main_codes[order],
+        **dict(zip(("main_starts", "main_shift"), _directory(hashes[order]), strict=True)),
+    )
     assert extend(old, state, base, _source(batch, False), use, {}, DEFAULT) is None
 
 
@@ -263,3 +269,32 @@ def test_tax_batches_extend_and_stay_exact(monkeypatch):
     full = facet.detect(TAX40, rules)
     assert counts.tolist() == [d.violations for d in full.dcs]
     assert calls and all(calls), calls
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    keys=st.sets(st.integers(0, 2**64 - 1), max_size=300),
+    probes=st.lists(st.integers(0, 2**64 - 1), max_size=50),
+    crowd=st.integers(0, 40),
+)
+def test_the_text_index_finds_exactly_the_hashes_it_holds(keys, probes, crowd):
+    """The hash index's lookup (a directory by the hashes' top bits, then a step or
+    two; the delta by binary search) against a dict: hashes at 0 and 2**64 - 1, runs
+    of hashes sharing their top bits (``crowd`` of them in one run), misses beside
+    hits, in the main array and in the delta."""
+    from facet.encoding_append import _EMPTY_I, _EMPTY_U, _TextIndex
+
+    keys = set(keys) | {0, 2**64 - 1} | {2**63 + j for j in range(crowd)}
+    held = np.array(sorted(keys), np.uint64)
+    codes = np.arange(held.size, dtype=np.int64)[::-1].copy()
+    buf = np.zeros(held.size, np.uint64)
+    main = _TextIndex(held, codes, _EMPTY_U, _EMPTY_I, (), buf, *_directory(held))
+    want = dict(zip(held.tolist(), codes.tolist(), strict=True))
+    asked = np.array(
+        probes + held.tolist()[::3] + [k + 1 for k in held.tolist() if k < 2**64 - 1], np.uint64
+    )
+    assert main.find(asked).tolist() == [want.get(k, -1) for k in asked.tolist()]
+    half = held.size // 2  # the other half in the delta
+    split = _TextIndex(held[:half], codes[:half], held[half:], codes[half:], (), buf,
+                       *_directory(held[:half]))  # fmt: skip
+    assert split.find(asked).tolist() == [want.get(k, -1) for k in asked.tolist()]

@@ -266,6 +266,54 @@ def test_real_data_equals_duckdb_pairs_touching_the_scope(where):
         assert res.dcs[i].violations == len(want)
 
 
+def test_scopes_over_many_constants_code_by_buckets_and_stay_exact():
+    """A column only the scope reads is coded by where its values fall among the
+    constants (facet.encoding._bucket_codes; radix_rank_rows=0: a small table takes that
+    route). Past a few constants numbers are found by binary search, text nothing
+    orders by one hash lookup (any other value coded 0), ordered text is ranked: each
+    gives naive's pairs touching the scope."""
+    from facet.api import open_session
+    from facet.encoding import _MAX_BUCKET_CONSTANTS
+
+    n = 80
+    table = pa.table(
+        {
+            "i": [None if k % 7 == 0 else (k * 37) % 61 - 30 for k in range(n)],
+            "f": [None if k % 5 == 0 else ((k * 13) % 29 - 14) / 2 for k in range(n)],
+            "s": [None if k % 6 == 0 else f"v{(k * 7) % 43:02d}" for k in range(n)],
+            "k": [k % 4 for k in range(n)],
+            "x": [(k * 11) % 17 for k in range(n)],
+        }
+    )
+    m = _MAX_BUCKET_CONSTANTS + 5  # more constants than ordered text is bucketed with
+    lists = {
+        "i": [str(c) for c in range(-m, m, 2)],  # some in the column, some between
+        "f": [str(c / 2) for c in range(-m, m, 2)],
+        "s": [f"'v{c:02d}'" for c in range(0, 2 * m, 2)] + ["'zz'", "''"],
+    }
+    rules = facet.load_dcs(None, ["not(t.k = t'.k and t.x < t'.x)", "not(t.x > 12)"])
+    config = Config(radix_rank_rows=0)
+    for col, values in lists.items():
+        inside = ", ".join(values)
+        for text, route in (
+            (f"{col} in ({inside})", "buckets"),
+            (f"not {col} in ({inside}) or {col} is null", "buckets"),
+            (
+                f"{col} in ({inside}) and {col} >= {values[3]}",
+                "ranks" if col == "s" else "buckets",
+            ),  # fmt: skip
+        ):
+            parsed = parse_where(text)
+            scope = scope_rows(parsed, lambda p: naive_pairs(table, DC((p,))), n)
+            assert 0 < len(scope) < n, text
+            res = facet.detect(table, dcs=rules, where=text, output="pairs", config=config)
+            assert res.scope_rows == len(scope), text
+            for i, dc in enumerate(rules):
+                assert _pairs_of(res, i) == scoped(naive_pairs(table, dc), scope), text
+            enc = open_session(table, dcs=rules, where=text, config=config).enc
+            assert enc.recipes[col][1] == route, text
+
+
 # ------------------------------------------------------------------ the language and the CLI
 
 
