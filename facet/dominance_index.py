@@ -197,7 +197,7 @@ def _points(enc: EncodedTable, sh: Shape, rows: slice | np.ndarray):
     """The rows ``rows`` of ``enc`` with no NULL in the DC's columns: their
     positions (in ``rows``) and codes (keys, x, y)."""
     cols = list(sh.keys) + [sh.x, sh.y]
-    codes = [enc.column(c)[rows] for c in cols]
+    codes = [enc.take(c, rows) for c in cols]
     ok = np.ones(codes[0].shape[0], np.bool_)
     for c in codes:
         ok &= c >= 0

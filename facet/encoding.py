@@ -43,6 +43,7 @@ from facet.kernels.ranks import (
     histogram_ranks,
     lookup_range,
     mark_range,
+    move_codes,
     range_bitmap,
     rank_marks,
     value_range,
@@ -58,10 +59,14 @@ NULL = -1
 
 @dataclass
 class EncodedTable:
-    """Codes of the used columns: ``codes[index[col]]`` is an int32 array of length ``n``."""
+    """Codes of the used columns: ``codes[index[col]]`` is an int32 array of length
+    ``n``.  ``matrix`` holds them; an append's extension (:mod:`facet.encoding_append`)
+    may leave the old rows' part of some of its rows unwritten (``pending``): ``codes``
+    and :meth:`column` write it first, :meth:`take` only when the rows asked are in it,
+    so an append whose count reads only the batch's rows costs the batch."""
 
     n: int
-    codes: np.ndarray
+    matrix: np.ndarray
     index: dict[str, int]
     kinds: dict[str, str]
     ordered: dict[str, bool]
@@ -84,9 +89,68 @@ class EncodedTable:
     #: across types, ``dictionary``: coded dictionaries) -- what
     #: :mod:`facet.encoding_append` needs to extend the codes by a batch
     recipes: dict[str, tuple[pa.DataType | None, str]] = field(default_factory=dict)
+    #: rows of ``matrix`` whose first ``PendingRow.end`` codes are still to be written
+    pending: dict[int, PendingRow] = field(default_factory=dict)
+
+    @property
+    def codes(self) -> np.ndarray:
+        """The code matrix, every row written."""
+        rows = list(self.pending)
+        if len(rows) > 1 and self.n >= DEFAULT.parallel_encode_rows and DEFAULT.workers > 1:
+            list(component_pool(DEFAULT.workers).map(self._write, rows))  # (nogil kernel)
+        else:
+            for row in rows:
+                self._write(row)
+        return self.matrix
 
     def column(self, name: str) -> np.ndarray:
-        return self.codes[self.index[name]]
+        row = self.index[name]
+        if row in self.pending:
+            self._write(row)
+        return self.matrix[row]
+
+    def take(self, name: str, rows: slice | np.ndarray) -> np.ndarray:
+        """``column(name)[rows]`` (tids, or a slice of them), writing the column's
+        pending part only if ``rows`` reach into it."""
+        row = self.index[name]
+        wait = self.pending.get(row)
+        if wait is not None:
+            if isinstance(rows, slice):
+                first = range(self.n)[rows]
+                low = min(first[0], first[-1]) if len(first) else self.n
+            else:
+                low = int(rows.min()) if rows.size else self.n
+            if low < wait.end:
+                self._write(row)
+        return self.matrix[row][rows]
+
+    def _write(self, row: int) -> None:
+        self.pending.pop(row).write(self.matrix[row])
+
+
+@dataclass(frozen=True)
+class PendingRow:
+    """The old rows' codes of one row of an extended :class:`EncodedTable`, not yet
+    written: ``segments`` ``(src, lo, hi, since)`` -- ``src[lo:hi]`` (a written code
+    row of an earlier encoding) goes to positions ``lo:hi`` through ``remaps[since]``,
+    then each later remap (``remaps[j][c]``: code ``c``'s code after the j-th append,
+    the last slot NULL's; None: unchanged).  ``end``: where the written part begins."""
+
+    segments: tuple[tuple[np.ndarray, int, int, int], ...]
+    remaps: tuple[np.ndarray | None, ...]
+    end: int
+
+    def write(self, out: np.ndarray) -> None:
+        """Write the pending codes into ``out`` (the row), each segment through the
+        remaps composed from its own on (composed once, from the last back)."""
+        after: list[np.ndarray | None] = [None] * (len(self.remaps) + 1)
+        for j in range(len(self.remaps) - 1, -1, -1):
+            r, later = self.remaps[j], after[j + 1]
+            after[j] = r if later is None else (later if r is None else later[r])
+        empty = np.zeros(0, np.int32)
+        for src, lo, hi, since in self.segments:
+            remap = after[since]
+            move_codes(src, empty if remap is None else remap, out, lo, hi)
 
 
 def unknown_column(name: str, source: Source, where: str) -> FacetInputError:

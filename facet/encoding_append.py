@@ -34,9 +34,9 @@ from facet.encoding import (
     NULL,
     EncodedTable,
     HashedDictionary,
+    PendingRow,
     coding_values,
     component_parts,
-    component_pool,
     text_buffers,
 )
 from facet.errors import FacetError
@@ -173,7 +173,7 @@ def extend(
         }
         use = isolate(use, null_cols)
     n, m = enc.n, batch.num_rows
-    codes = np.empty((enc.codes.shape[0], n + m), np.int32)
+    codes = np.empty((enc.matrix.shape[0], n + m), np.int32)
     out = EncodedTable(
         n + m, codes, enc.index, enc.kinds, enc.ordered, dict(enc.const_codes),
         dict(enc.domain), [], enc.from_text, dict(enc.values), dict(enc.distinct),
@@ -187,29 +187,28 @@ def extend(
             comp, enc, state, new_state, table, batch, use, schema, out, tune, moves
         ):
             return None
-    _move_old_codes(enc.codes, out.codes, moves, n, config.workers)
+    out.pending.update(_pending_old_codes(enc, moves))
     return out, new_state
 
 
-def _move_old_codes(
-    src: np.ndarray, out: np.ndarray, moves: dict[int, np.ndarray | None], n: int, threads: int
-) -> None:
-    """``out[row, :n]``: the old codes of each row, through its rank remap
-    (``moves[row]``; ``None``: copied), in parts on the encoding's threads (the
-    new array's pages are first written here: one pass, shared by the cores)."""
-    empty = np.zeros(0, np.int32)
-    parts = max(1, min(threads, n // 65536))
-    cuts = [n * k // parts for k in range(parts + 1)]
-    tasks = [
-        (src[row], empty if remap is None else remap, out[row], cuts[k], cuts[k + 1])
-        for row, remap in moves.items()
-        for k in range(parts)
-    ]
-    if parts == 1:
-        for t in tasks:
-            move_codes(*t)
-    else:
-        list(component_pool(threads).map(lambda t: move_codes(*t), tasks))
+def _pending_old_codes(
+    enc: EncodedTable, moves: dict[int, np.ndarray | None]
+) -> dict[int, PendingRow]:
+    """The old rows' part of each row of the extension of ``enc``, left to be
+    written when read (:class:`facet.encoding.PendingRow`): ``enc``'s own written
+    part through the row's rank remap (``moves[row]``; ``None``: copied), after
+    what ``enc`` itself had pending -- an append touches no old row's codes."""
+    out = {}
+    for row, remap in moves.items():
+        if enc.n == 0:
+            continue
+        was = enc.pending.get(row)
+        if was is None:
+            out[row] = PendingRow(((enc.matrix[row], 0, enc.n, 0),), (remap,), enc.n)
+        else:
+            mine = (enc.matrix[row], was.end, enc.n, len(was.remaps))
+            out[row] = PendingRow((*was.segments, mine), (*was.remaps, remap), enc.n)
+    return out
 
 
 def _extend_component(
@@ -310,7 +309,7 @@ def _extend_ranks(
     for i, c in enumerate(cols):
         row = enc.index[c]
         moves[row] = remap
-        out.codes[row, n:] = batch_codes[i * m : (i + 1) * m]
+        out.matrix[row, n:] = batch_codes[i * m : (i + 1) * m]
         out.values[c] = new_dict
         out.domain[c] = len(new_dict)
         if c in out.distinct:
@@ -376,7 +375,7 @@ def _extend_text(
     for i, c in enumerate(cols):
         row = enc.index[c]
         moves[row] = None
-        out.codes[row, n:] = batch_codes[i * m : (i + 1) * m]
+        out.matrix[row, n:] = batch_codes[i * m : (i + 1) * m]
         out.values[c] = new_dict
         out.domain[c] = len(new_dict)
         if c in out.distinct:

@@ -146,7 +146,7 @@ def _rows(enc: EncodedTable, cols: tuple[str, ...], rows: int | np.ndarray) -> l
     """Rows ``rows ..`` of ``enc`` (an int: from that row on; an array: those
     tids) with no NULL in ``cols`` (their codes, per column)."""
     pick = slice(rows, None) if isinstance(rows, int) else rows
-    codes = [enc.column(c)[pick] for c in cols]
+    codes = [enc.take(c, pick) for c in cols]
     ok = np.ones(codes[0].shape[0], np.bool_)
     for c in codes:
         ok &= c >= 0

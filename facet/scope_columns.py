@@ -165,7 +165,7 @@ class ScopeColumns:
             return where_mask(enc, parsed)[at], warnings  # -1: the last slot, a NULL
         codes = np.empty((len(cols), n), np.int32)
         for i, c in enumerate(cols):
-            codes[i] = enc.column(c)[d[c].rows]  # type: ignore[union-attr]
+            codes[i] = enc.take(c, d[c].rows)  # type: ignore[union-attr]
         rows = EncodedTable(
             n, codes, {c: i for i, c in enumerate(cols)}, enc.kinds, enc.ordered,
             enc.const_codes, enc.domain, [], self.text,

@@ -298,3 +298,47 @@ def test_the_text_index_finds_exactly_the_hashes_it_holds(keys, probes, crowd):
     split = _TextIndex(held[:half], codes[:half], held[half:], codes[half:], (), buf,
                        *_directory(held[:half]))  # fmt: skip
     assert split.find(asked).tolist() == [want.get(k, -1) for k in asked.tolist()]
+
+
+@pytest.mark.parametrize("read_at", [(), (3,), (1, 4)])
+def test_old_codes_are_written_when_read_through_every_remap_since(read_at):
+    """An extension writes only the batch's codes: each row's old part is left
+    pending (EncodedTable.pending) and written when read -- ``codes``, ``column``,
+    or ``take`` reaching into it, not ``take`` of the batch's rows -- through the
+    remap of every append since (ranks move when values are inserted below them).
+    Six appends, read after none, one or two of them: the codes encoding all gives."""
+    rng = np.random.default_rng(3)
+    n = 700
+    table = pa.table(
+        {
+            "x": pa.array(
+                [None if k % 9 == 0 else int(v) for k, v in enumerate(rng.integers(0, 10**6, n))]
+            ),  # fmt: skip
+            "f": rng.random(n).round(3),
+            "s": [f"w{i}" for i in rng.integers(0, 90, n)],
+        }
+    )
+    rules = load_dcs(None, ["not(t.x < t'.x and t.f > t'.f)", "not(t.s = t'.s and t.x != t'.x)"])
+    use = analyze(rules)
+    enc = encode(_source(table.slice(0, 100), False), use, {}, DEFAULT)
+    state = prepare(enc, table.slice(0, 100), use, {})
+    for step, hi in enumerate(range(200, n + 1, 100)):
+        out = extend(
+            enc, state, table.slice(0, hi - 100), _source(table.slice(hi - 100, 100), False),
+            use, {}, DEFAULT,
+        )  # fmt: skip
+        assert out is not None
+        enc, state = out
+        assert set(enc.pending) == set(enc.index.values())  # no old code written
+        want = encode(_source(table.slice(0, hi), False), use, {}, DEFAULT)
+        batch = np.arange(hi - 100, hi)
+        assert np.array_equal(enc.take("x", batch), want.column("x")[batch])
+        assert np.array_equal(enc.take("f", slice(hi - 100, None)), want.column("f")[hi - 100 :])
+        assert set(enc.pending) == set(enc.index.values())  # the batch's rows: none written
+        if step in read_at:
+            assert np.array_equal(enc.take("x", batch - 1), want.column("x")[batch - 1])
+            assert enc.index["x"] not in enc.pending  # reached into the old rows: written
+            _coded_alike(use, enc, want)
+            assert not enc.pending
+    _coded_alike(use, enc, encode(_source(table, False), use, {}, DEFAULT))
+    assert not enc.pending

@@ -223,7 +223,10 @@ def test_where_on_spark_gives_the_local_answer_on_tax(spark, tmp_path):
     assert [(d["violations"], d["rows_involved"]) for d in docs["spark"]["dcs"]] == [
         (d["violations"], d["rows_involved"]) for d in docs["local"]["dcs"]
     ]
-    assert not any(w.get("aggregates") for d in docs["spark"]["dcs"] for w in d.get("work", []))
+    work = {d["id"]: d.get("work", []) for d in docs["spark"]["dcs"]}
+    assert not any(w.get("aggregates") for ws in work.values() for w in ws)
+    # the key (counted by aggregates unscoped) goes to the tasks by its key
+    assert all(w.get("key") == ["zip", "zip"] for w in work[2]) and work[2]
     local, dist = (pq.read_table(out[e]) for e in ("local", "spark"))
     assert local.num_rows > 0 and _sorted(dist).equals(_sorted(local))
 
@@ -623,6 +626,8 @@ def test_keys_and_fds_are_counted_by_spark_aggregates(spark, tmp_path):
         (d.violations, d.rows_involved) for d in facet.detect(table, dcs=rules).dcs
     ]
     assert not any(w.get("aggregates") for w in off.session.engine.work)
+    # a key's tasks get the rows by the key (the count sink's equality), not all rows
+    assert {w["dc"] for w in off.session.engine.work if w.get("key") is not None} >= {0, 3}
 
 
 OPS = ["<", "<=", ">", ">=", "=", "!="]

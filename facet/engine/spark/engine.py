@@ -79,7 +79,7 @@ from facet.engine.spark.tasks import (
 from facet.key_tallies import shape as key_shape
 from facet.language.normalize import EQUALITY, INEQUALITY, NormalDC, PairPredicate
 from facet.planner.config import DEFAULT, Config
-from facet.planner.plan import Plan, Stage
+from facet.planner.plan import KEYED, Plan, Stage
 from facet.planner.statistics import Sides
 
 
@@ -484,6 +484,11 @@ class SparkEngine(Engine):
         keys = [groups.key] if groups.key is not None else []
         if not keys and not groups.done:
             keys = _spread_keys(plan.stages if stages is None else stages)
+        sink = plan.sink if stages is None else None
+        if not keys and not groups.done and sink is not None and sink.kind == KEYED:
+            key = sink.keyed
+            if key is not None and key.cls == EQUALITY:  # a key's shape: spread by it
+                keys = [(key.a, key.b)]
         # range pairs counted from summaries know nothing of a scope
         whole = output == "count" and not groups.done and stages is None and not self.scoped
         spread = self._spread(groups.dc, keys, summarize=whole)
