@@ -285,26 +285,30 @@ def _extend_ranks(
     if old.dtype.kind == "f" and (np.isnan(old).any() or np.isnan(new).any()):
         return False
     valid = None if vals.null_count == 0 else ~np.asarray(vals.is_null())
-    present = np.unique(new if valid is None else new[valid])
-    at = np.searchsorted(old, present)
+    present, inv = np.unique(new if valid is None else new[valid], return_inverse=True)
+    at = np.searchsorted(old, present)  # (in order: each search starts where the last ended)
     held = at < old.size
     held[held] = old[at[held]] == present[held]
-    fresh = present[~held]
+    fresh = ~held
     n, d = enc.n, old.size
-    if fresh.size:
-        slots = np.searchsorted(old, fresh)  # fresh[i] goes before old[slots[i]]
-        merged = np.insert(old, slots, fresh)
-        shift = np.zeros(d + 1, np.int64)
-        np.add.at(shift, slots, 1)
+    if fresh.any():
+        slots = at[fresh]  # present[fresh][i] goes before old[slots[i]]
+        merged = np.insert(old, slots, present[fresh])
+        shift = np.bincount(slots, minlength=d + 1)
         remap = np.empty(d + 1, np.int32)  # remap[c]: old code c's new code; NULL (-1)
         remap[:d] = np.arange(d) + np.cumsum(shift)[:d]  # NULL (-1) indexes the last slot
         remap[d] = NULL
         new_dict = pa.array(merged.astype(old.dtype, copy=False)).view(dictionary.type)
     else:
-        merged, remap, new_dict = old, None, dictionary
-    batch_codes = np.searchsorted(merged, new).astype(np.int32)
-    if valid is not None:
-        batch_codes[~valid] = NULL
+        remap, new_dict = None, dictionary
+    # each value's code in the merged dictionary: its place among the old values plus
+    # the new values below it (present is sorted)
+    place = (at + np.cumsum(fresh) - fresh).astype(np.int32)
+    if valid is None:
+        batch_codes = place[inv]
+    else:
+        batch_codes = np.full(len(new), NULL, np.int32)
+        batch_codes[valid] = place[inv]
     m = out.n - n
     for i, c in enumerate(cols):
         row = enc.index[c]
