@@ -198,8 +198,12 @@ def _lookup(sorted_keys: np.ndarray, counts: np.ndarray, probe: np.ndarray) -> n
     """``counts`` of each probed key (0 where absent)."""
     if not sorted_keys.size:
         return np.zeros(probe.shape[0], np.int64)
-    at = np.minimum(np.searchsorted(sorted_keys, probe), sorted_keys.size - 1)
-    return np.where(sorted_keys[at] == probe, counts[at], 0)
+    order = np.argsort(probe)  # searched in order: each search starts where the last ended
+    keys = probe[order]
+    at = np.minimum(np.searchsorted(sorted_keys, keys), sorted_keys.size - 1)
+    out = np.empty(probe.shape[0], np.int64)
+    out[order] = np.where(sorted_keys[at] == keys, counts[at], 0)
+    return out
 
 
 def _merge(
