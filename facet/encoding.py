@@ -97,16 +97,15 @@ class EncodedTable:
         """The code matrix, every row written."""
         rows = list(self.pending)
         if len(rows) > 1 and self.n >= DEFAULT.parallel_encode_rows and DEFAULT.workers > 1:
-            list(component_pool(DEFAULT.workers).map(self._write, rows))  # (nogil kernel)
+            list(component_pool(DEFAULT.workers).map(self.write, rows))  # (nogil kernel)
         else:
             for row in rows:
-                self._write(row)
+                self.write(row)
         return self.matrix
 
     def column(self, name: str) -> np.ndarray:
         row = self.index[name]
-        if row in self.pending:
-            self._write(row)
+        self.write(row)
         return self.matrix[row]
 
     def take(self, name: str, rows: slice | np.ndarray) -> np.ndarray:
@@ -121,11 +120,14 @@ class EncodedTable:
             else:
                 low = int(rows.min()) if rows.size else self.n
             if low < wait.end:
-                self._write(row)
+                self.write(row)
         return self.matrix[row][rows]
 
-    def _write(self, row: int) -> None:
-        self.pending.pop(row).write(self.matrix[row])
+    def write(self, row: int) -> None:
+        """Write row ``row``'s pending codes (if any) now."""
+        wait = self.pending.pop(row, None)
+        if wait is not None:
+            wait.write(self.matrix[row])
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,9 @@ from facet.planner.config import Config
 
 #: a text index's delta is folded into its main array past an eighth of it or this many
 _DELTA_MIN = 4096
+#: appends a row's old codes may wait for (each keeps an earlier code matrix alive) before
+#: the next append writes them: an eighth of a copy of the table per append at most
+_MAX_PENDING = 8
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,9 @@ def _pending_old_codes(
         if enc.n == 0:
             continue
         was = enc.pending.get(row)
+        if was is not None and len(was.segments) >= _MAX_PENDING:
+            enc.write(row)  # now: a chain keeps every code matrix it reads from alive
+            was = None
         if was is None:
             out[row] = PendingRow(((enc.matrix[row], 0, enc.n, 0),), (remap,), enc.n)
         else:

@@ -300,13 +300,18 @@ def test_the_text_index_finds_exactly_the_hashes_it_holds(keys, probes, crowd):
     assert split.find(asked).tolist() == [want.get(k, -1) for k in asked.tolist()]
 
 
-@pytest.mark.parametrize("read_at", [(), (3,), (1, 4)])
-def test_old_codes_are_written_when_read_through_every_remap_since(read_at):
+@pytest.mark.parametrize(("read_at", "cap"), [((), 8), ((3,), 8), ((1, 4), 8), ((), 2)])
+def test_old_codes_are_written_when_read_through_every_remap_since(read_at, cap, monkeypatch):
     """An extension writes only the batch's codes: each row's old part is left
     pending (EncodedTable.pending) and written when read -- ``codes``, ``column``,
     or ``take`` reaching into it, not ``take`` of the batch's rows -- through the
     remap of every append since (ranks move when values are inserted below them).
-    Six appends, read after none, one or two of them: the codes encoding all gives."""
+    Six appends, read after none, one or two of them: the codes encoding all gives.
+    A row waits for at most ``_MAX_PENDING`` appends (``cap``), then the next append
+    writes it (a chain keeps the code matrices it reads from alive)."""
+    import facet.encoding_append as ea
+
+    monkeypatch.setattr(ea, "_MAX_PENDING", cap)
     rng = np.random.default_rng(3)
     n = 700
     table = pa.table(
@@ -330,6 +335,10 @@ def test_old_codes_are_written_when_read_through_every_remap_since(read_at):
         assert out is not None
         enc, state = out
         assert set(enc.pending) == set(enc.index.values())  # no old code written
+        longest = max(len(p.segments) for p in enc.pending.values())
+        assert longest <= cap
+        if not read_at:  # a segment per append since the last write
+            assert longest == step % cap + 1
         want = encode(_source(table.slice(0, hi), False), use, {}, DEFAULT)
         batch = np.arange(hi - 100, hi)
         assert np.array_equal(enc.take("x", batch), want.column("x")[batch])
