@@ -11,11 +11,13 @@ comparison when neither it nor its negation holds (a NULL), and ``and`` /
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import subprocess
 import sys
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -270,8 +272,9 @@ def test_scopes_over_many_constants_code_by_buckets_and_stay_exact():
     """A column only the scope reads is coded by where its values fall among the
     constants (facet.encoding._bucket_codes; radix_rank_rows=0: a small table takes that
     route). Past a few constants numbers are found by binary search, text nothing
-    orders by one hash lookup (any other value coded 0), ordered text is ranked: each
-    gives naive's pairs touching the scope."""
+    orders by one hash lookup (any other value coded 0), ordered text is ranked --
+    timestamps, decimals and dates as numbers: each gives naive's pairs
+    touching the scope."""
     from facet.api import open_session
     from facet.encoding import _MAX_BUCKET_CONSTANTS
 
@@ -283,14 +286,30 @@ def test_scopes_over_many_constants_code_by_buckets_and_stay_exact():
             "s": [None if k % 6 == 0 else f"v{(k * 7) % 43:02d}" for k in range(n)],
             "k": [k % 4 for k in range(n)],
             "x": [(k * 11) % 17 for k in range(n)],
+            "dec": pa.array([Decimal((k * 7) % 53) / 4 for k in range(n)], pa.decimal128(8, 2)),
+            "ts": pa.array(
+                [
+                    None if k % 8 == 0 else dt.datetime(2024, 1, 1 + k % 28, tzinfo=dt.UTC)
+                    for k in range(n)
+                ],
+                pa.timestamp("us", "UTC"),
+            ),  # fmt: skip
+            "day": pa.array(
+                [dt.date(2024, 1, 1) + dt.timedelta(days=(k * 5) % 47) for k in range(n)]
+            ),  # fmt: skip
         }
     )
     m = _MAX_BUCKET_CONSTANTS + 5  # more constants than ordered text is bucketed with
+    days = [dt.date(2024, 1, 1) + dt.timedelta(days=c) for c in range(0, 2 * m, 2)]
     lists = {
         "i": [str(c) for c in range(-m, m, 2)],  # some in the column, some between
         "f": [str(c / 2) for c in range(-m, m, 2)],
         "s": [f"'v{c:02d}'" for c in range(0, 2 * m, 2)] + ["'zz'", "''"],
+        "dec": [str(c / 4) for c in range(0, 2 * m, 2)],
+        "ts": [f"'{d.isoformat()}T00:00:00Z'" for d in days],
+        "day": [f"'{d.isoformat()}'" for d in days],
     }
+    ranked = {"s": "ranks"}  # ordered text
     rules = facet.load_dcs(None, ["not(t.k = t'.k and t.x < t'.x)", "not(t.x > 12)"])
     config = Config(radix_rank_rows=0)
     for col, values in lists.items():
@@ -300,7 +319,7 @@ def test_scopes_over_many_constants_code_by_buckets_and_stay_exact():
             (f"not {col} in ({inside}) or {col} is null", "buckets"),
             (
                 f"{col} in ({inside}) and {col} >= {values[3]}",
-                "ranks" if col == "s" else "buckets",
+                ranked.get(col, "buckets"),
             ),  # fmt: skip
         ):
             parsed = parse_where(text)
