@@ -7,7 +7,9 @@ On ``data/adr/hospital`` (1,000 rows, 509 cells that differ from ``clean.csv``):
 facet's ``suspects`` under the HoloClean rules are the cells a greedy cover of the
 violations takes (docs/outputs.md); Baran (Raha's corrector) gets them as its
 detected cells, labels ``--budget`` tuples from ``clean.csv`` and proposes values.
-Prints detection and repair precision / recall / F1 against ``clean.csv``.
+Prints detection and repair precision / recall / F1 against ``clean.csv``, and
+each step's wall time (the detection's includes importing facet and loading its
+kernels: this process's first run).
 """
 
 from __future__ import annotations

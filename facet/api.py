@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from facet.engine.parallel import pool
 from facet.engine.row_outputs import ROW_OUTPUTS, SCHEMAS, row_output
 from facet.engine.session import Session
 from facet.engine.spark import is_spark_frame, spark_failure, task_input_exception
-from facet.engine.warmup import loaded, run_kernels, warmup
+from facet.engine.warmup import KERNELS, compile_kernels, loaded, run_kernels, warmup
 from facet.errors import EngineError, FacetError, FacetInputError
 from facet.language.ast import DC
 from facet.language.parser import parse_dc, parse_rules, read_rules
@@ -157,8 +158,8 @@ def open_session(
         from facet.engine.spark.workers import warm_workers
 
         kernels = run_kernels(dc_list, config.but(threads=1), outputs, execute=execute)
-        monitor.start("warmup")
-        opened.warmup_seconds = warm_workers(opened.session.engine, kernels)
+        compiled = load_kernels(kernels, monitor, here=False)  # for the workers to load
+        opened.warmup_seconds = compiled + warm_workers(opened.session.engine, kernels)
         monitor.end()
         return opened
     t0 = time.perf_counter()
@@ -198,10 +199,7 @@ def open_local(
     per row: an incremental batch's rows).  ``buckets``: see
     :func:`facet.encoding.encode` (a one-shot run's)."""
     kernels = run_kernels(dc_list, config, outputs, source=source, execute=execute)
-    # a cold numba cache is told apart only for someone watching (it costs an import)
-    cold = monitor.callback is not None and kernels_cache_cold(kernels - loaded())
-    monitor.start("compile" if cold else "warmup")
-    warm = warmup(kernels)
+    warm = load_kernels(kernels, monitor)
     if encoded is None:
         warm += _warm_encoding(source, use, schema_map, config, buckets)
     monitor.end()
@@ -230,6 +228,22 @@ def open_local(
         enc,
     )
     return opened
+
+
+def load_kernels(kernels: set[str], monitor: Monitor, here: bool = True) -> float:
+    """Load a run's ``kernels`` from numba's cache (phase ``warmup``); where the
+    cache lacks any of them, compile every kernel (phase ``compile``, one step per
+    kernel), so that no later run compiles again, whatever it outputs.  ``here``:
+    whether this process runs the kernels (a Spark driver only compiles them for
+    its workers to load).  Returns the seconds it took."""
+    todo = kernels - loaded()
+    if todo and kernels_cache_cold(todo):
+        monitor.start("compile", len(set(KERNELS) - loaded()))
+        return compile_kernels(
+            None, todo if here else (), on_kernel=lambda _: monitor.advance(1), check=monitor.check
+        )
+    monitor.start("warmup")
+    return warmup(kernels) if here else 0.0
 
 
 #: rows of the table encoded untimed first (see _warm_encoding)
@@ -311,16 +325,18 @@ def explain(
     master: str | None = None,
     id_column: str | None = None,
     where: str | None = None,
+    progress: ProgressCallback | None = None,
 ) -> dict[str, Any]:
     """The plan of every DC (``facet explain``): stages, algorithms, storage,
     estimates; with ``analyze=True`` it runs them and adds what actually ran
     (sizes, seconds, storage).  ``where``: plans of a scoped run (as
-    :func:`detect`)."""
+    :func:`detect`).  ``progress``: the events of opening the run (``load``,
+    ``compile`` or ``warmup``, ``encode``), as :func:`detect` reports them."""
     if output not in OUTPUTS:
         raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
     try:
         return _explain(data, rules, dcs, output, analyze, schema, on_warning, config, engine,
-                        master, id_column, where)  # fmt: skip
+                        master, id_column, where, Monitor(progress))  # fmt: skip
     except Exception as err:  # noqa: BLE001 - Spark's errors as facet's
         _raise_spark_error(err)
         raise
@@ -339,6 +355,7 @@ def _explain(
     master: str | None,
     id_column: str | None,
     where: str | None,
+    monitor: Monitor,
 ) -> dict[str, Any]:
     opened = open_session(
         data,
@@ -353,6 +370,7 @@ def _explain(
         master=master,
         id_column=id_column,
         where=where,
+        monitor=monitor,
     )
     session = opened.session
     session.estimates = True
@@ -462,9 +480,9 @@ def detect(
 
     ``timeout``: seconds of wall-clock time for the whole run; past it the run
     stops with :class:`facet.progress.DeadlineExceeded` and leaves nothing at
-    ``out``.  It is checked between phases, DCs and batches of pairs, and on the
-    main thread a ``SIGALRM`` (unless the program uses one itself) also stops
-    long computations -- a running numba kernel finishes its call first.
+    ``out``, within half a second in any phase: the run then goes on a thread of
+    its own, stopped at the deadline (:func:`within_deadline`); a numba kernel
+    already running finishes its call on that thread, unwaited for.
 
     Pairs or blocks kept in memory (no ``out``) are first checked against the
     memory available (``$FACET_MEMORY_AVAILABLE`` overrides the figure): a DC
@@ -533,21 +551,23 @@ def run_detection(
     unless it completes."""
     monitor = Monitor(progress, timeout)
     run = _Run()
-    try:
+
+    def work() -> Result:
         try:
-            with monitor.alarm():
-                result = _detect(run, monitor, opener(monitor), output, out_path, limit, mode, sort)
-                monitor.check()  # the deadline covers everything but the final rename
+            result = _detect(run, monitor, opener(monitor), output, out_path, limit, mode, sort)
+            monitor.check()  # the deadline covers everything but the final rename
+            return result
         except DeadlineExceeded:
             raise
-        except Exception as err:  # noqa: BLE001 - the alarm went off as a kernel returned
-            # (a SystemError whose context it is), or inside C code that replaced it
-            # with an error of its own: the alarm recorded that it fired
-            exceeded = deadline_in(err) or monitor.fired
+        except Exception as err:  # noqa: BLE001 - Spark's errors as facet's
+            exceeded = deadline_in(err) or monitor.stopped
             if exceeded is None:
                 _raise_spark_error(err)
                 raise
             raise DeadlineExceeded(exceeded.seconds, exceeded.where) from err
+
+    try:
+        result = work() if monitor.deadline is None else within_deadline(work, monitor, run)
         if run.pending is not None:
             run.pending.close()  # publish: rename into place
             run.pending = None
@@ -560,6 +580,54 @@ def run_detection(
         if run.session is not None:
             run.session.monitor = None
             run.session.engine.on_step = None
+
+
+def within_deadline(work: Callable[[], Result], monitor: Monitor, run: _Run) -> Result:
+    """``work()`` on a thread of its own while this one waits for it until the
+    monitor's deadline (docs/semantics.md §9): the deadline holds in every phase,
+    whatever runs there (a numba kernel, Arrow's reader, a compiling kernel, a
+    Spark job), within a fraction of a second.  Past it (or on Ctrl-C here) the
+    run is stopped: its next check raises, its Spark jobs are cancelled
+    (``Monitor.on_stop``) and its unfinished output file is removed; a kernel
+    already running finishes its call on that thread, unwaited for."""
+    box: list[tuple[bool, Any]] = []
+
+    def target() -> None:
+        try:
+            box.append((True, work()))
+        except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
+            box.append((False, err))
+
+    thread = threading.Thread(target=target, name="facet-run", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            left = (monitor.deadline or 0.0) - time.monotonic()
+            if left <= 0:
+                break
+            thread.join(min(left, 0.5))
+        if thread.is_alive():
+            raise monitor.exceeded()
+    except BaseException as err:
+        monitor.stop(err if isinstance(err, DeadlineExceeded) else None)
+        thread.join(0.2)  # a run in Python code stops at its next check
+        if thread.is_alive():
+            _abandon_output(run)
+        raise
+    ok, value = box[0]
+    if ok:
+        return value
+    raise value
+
+
+def _abandon_output(run: _Run) -> None:
+    """Remove the output file a stopped run's thread is still writing: the thread
+    writes on into the removed file, and publishes nothing (its monitor is stopped)."""
+    pending, run.pending = run.pending, None
+    tmp = getattr(pending, "tmp", None)
+    if tmp is not None:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
 
 
 @dataclass

@@ -18,6 +18,7 @@ import signal
 import sys
 import textwrap
 import threading
+import time
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +33,7 @@ from facet.errors import (
     EngineError,
     FacetInputError,
 )
-from facet.progress import MAX_TIMEOUT
+from facet.progress import COMMAND_STARTED, MAX_TIMEOUT
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -545,18 +546,20 @@ def run_explain(args: argparse.Namespace) -> int:
     from facet.api import explain
     from facet.planner.explain import render_text
 
-    doc = explain(
-        args.data,
-        rules or None,
-        dcs=args.dc,
-        output=args.output,
-        analyze=args.analyze,
-        schema=args.schema,
-        on_warning=_warn,
-        engine=args.engine,
-        master=args.master,
-        where=args.where,
-    )
+    with _shown(args):
+        doc = explain(
+            args.data,
+            rules or None,
+            dcs=args.dc,
+            output=args.output,
+            analyze=args.analyze,
+            schema=args.schema,
+            on_warning=_warn,
+            engine=args.engine,
+            master=args.master,
+            where=args.where,
+            progress=_display,
+        )
     if args.format == "json":
         sys.stdout.write(json.dumps(doc) + "\n")
     else:
@@ -573,16 +576,31 @@ def _stderr_is_terminal() -> bool:
 
 
 def _progress_display(args: argparse.Namespace) -> Any:
-    """The progress display: on a terminal stderr, unless ``--quiet``."""
-    if args.quiet or not _stderr_is_terminal():
+    """The progress display, unless ``--quiet``: on a terminal stderr, a line per
+    phase redrawn in place; else one line when the kernels compile."""
+    if getattr(args, "quiet", False):
         return None
-    from facet.progress import TerminalProgress
+    from facet.progress import CompileLine, TerminalProgress
 
+    if not _stderr_is_terminal():
+        return CompileLine(sys.stderr, prog=PROG)
     return TerminalProgress(sys.stderr, prog=PROG)
 
 
-def run_detect(args: argparse.Namespace) -> int:
+@contextlib.contextmanager
+def _shown(args: argparse.Namespace) -> Iterator[None]:
+    """The progress display (:data:`_display`) while a command runs."""
     global _display
+    _display = _progress_display(args)
+    try:
+        yield
+    finally:
+        if _display is not None:
+            _display.close()
+        _display = None
+
+
+def run_detect(args: argparse.Namespace) -> int:
     _check_engine(args)
     rules = _rules(args)  # (before the engine's imports: syntax errors come fast)
     if args.append:
@@ -590,8 +608,7 @@ def run_detect(args: argparse.Namespace) -> int:
     _check_not_input(args)
     from facet.api import detect
 
-    _display = _progress_display(args)
-    try:
+    with _shown(args):
         result = detect(
             args.data,
             rules or None,
@@ -609,10 +626,6 @@ def run_detect(args: argparse.Namespace) -> int:
             where=args.where,
             sort=args.sort,
         )
-    finally:
-        if _display is not None:
-            _display.close()
-        _display = None
     with _summary_after(result.out):
         if args.format == "json":
             _write_json(result, sys.stdout)
@@ -644,7 +657,6 @@ def _summary_after(out: str | None) -> Iterator[None]:
 
 def run_report(args: argparse.Namespace) -> int:
     """``facet report DATA ... --out FILE.html``: detect, then write the report."""
-    global _display
     rules = _rules(args)
     if not args.out.lower().endswith((".html", ".htm")):
         raise FacetInputError(f"--out {args.out}: the report is HTML; name it FILE.html")
@@ -652,20 +664,16 @@ def run_report(args: argparse.Namespace) -> int:
     from facet.sinks.html import open_report, write_report
 
     out = open_report(args.out, _inputs(args))  # a bad --out stops the run before detection
-    _display = _progress_display(args)
     try:
-        result = detect(
-            args.data, rules or None, dcs=args.dc, schema=args.schema, on_warning=_warn,
-            progress=_display, timeout=args.timeout, where=args.where,
-        )  # fmt: skip
+        with _shown(args):
+            result = detect(
+                args.data, rules or None, dcs=args.dc, schema=args.schema, on_warning=_warn,
+                progress=_display, timeout=args.timeout, where=args.where,
+            )  # fmt: skip
         write_report(result, out, args.data, max_rows=args.max_rows)
     except BaseException:
         out.abort()
         raise
-    finally:
-        if _display is not None:
-            _display.close()
-        _display = None
     with _summary_after(args.out):
         print(
             f"{result.source}: {result.rows:,} row{'s' if result.rows != 1 else ''}, "
@@ -692,10 +700,11 @@ def run_batches(args: argparse.Namespace, rules: list[Any]) -> int:
     for batch in args.append:  # a batch that is not there fails before the base runs
         check_path(Path(batch), source_name(batch))
 
-    det = Detector(
-        args.data, rules or None, dcs=args.dc, schema=args.schema, mode=args.mode,
-        on_warning=_warn, output=args.output,
-    )  # fmt: skip
+    with _shown(args):
+        det = Detector(
+            args.data, rules or None, dcs=args.dc, schema=args.schema, mode=args.mode,
+            on_warning=_warn, output=args.output, progress=_display,
+        )  # fmt: skip
     if args.sort:
         det.initial.sort_output()
     reports = []
@@ -722,7 +731,8 @@ def run_batches(args: argparse.Namespace, rules: list[Any]) -> int:
     report("base", args.data, det.initial, 0, det.rows)
     for k, batch in enumerate(args.append, 1):
         first = det.rows
-        res = det.append(batch, output=args.output, timeout=args.timeout)
+        with _shown(args):
+            res = det.append(batch, output=args.output, timeout=args.timeout, progress=_display)
         if args.sort:
             res.sort_output()
         report(f"batch {k}", batch, res, first, det.rows)
@@ -799,7 +809,7 @@ def _on_sigint(signum, frame) -> None:
 
 
 def _interruption(err: BaseException) -> KeyboardInterrupt | DeadlineExceeded | None:
-    """The Ctrl-C / SIGTERM / ``--timeout`` alarm behind ``err``: a signal handler
+    """The Ctrl-C / SIGTERM / ``--timeout`` behind ``err``: a signal handler
     that raises while a numba kernel returns surfaces as a ``SystemError`` whose
     context is it."""
     from facet.progress import DeadlineExceeded
@@ -832,6 +842,15 @@ def main(argv: list[str] | None = None, *, process: bool = False) -> int:
     """The ``facet`` command line; returns its exit code (README, "Exit codes, errors, limits and progress")."""
     _signalled.clear()
     _stopped.clear()
+    started = COMMAND_STARTED.set(time.monotonic())  # --timeout counts from here
+    try:
+        return _signal_handled_main(argv, process)
+    finally:
+        COMMAND_STARTED.reset(started)
+
+
+def _signal_handled_main(argv: list[str] | None, process: bool) -> int:
+    """:func:`_main` with the stopping signals handled (on the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return _main(argv)
     from facet.sinks.publish import BEFORE_PUBLISH

@@ -80,6 +80,7 @@ class Detector:
         on_warning: Any = None,
         output: str = "count",
         where_columns: Iterable[str] = (),
+        progress: ProgressCallback | None = None,
     ) -> None:
         self.dcs = load_dcs(rules, dcs)
         self.config = config or DEFAULT
@@ -109,7 +110,7 @@ class Detector:
         self._kinds: dict[str, str] = {}
         self._enc: EncodedTable | None = None
         self._state = AppendState()
-        self.initial = self._run(source, None, output, None, None, None, None)
+        self.initial = self._run(source, None, output, None, None, progress, None)
         self._table = source.table
         self._state = self._prepare()
         self._shapes = [self._counter(normalize(dc)) for dc in self.dcs]

@@ -5,8 +5,8 @@
   stderr when it is a terminal).
 * :class:`Monitor`: one run's events and its deadline (``timeout=`` /
   ``--timeout``), checked between phases, between DCs and between batches of
-  pairs, with a ``SIGALRM`` for the work in between (main thread only; a numba
-  kernel finishes its call before the signal is seen).
+  pairs; a run with a deadline runs on a thread of its own, which the caller's
+  thread stops when the deadline passes (``facet.api.within_deadline``).
 * :func:`available_memory`: the figure that pairs and blocks kept in memory are
   checked against before they are listed.
 
@@ -17,11 +17,11 @@ terminal display is first drawn, numba when the kernel cache is inspected.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
-import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -34,8 +34,14 @@ PHASES = ("load", "compile", "warmup", "encode", "count", "write")
 MEMORY_ENV = "FACET_MEMORY_AVAILABLE"
 
 
-#: the longest ``--timeout`` (about 31 years): the alarm timer takes no more
+#: the longest ``--timeout`` (about 31 years; a thread's wait takes no more)
 MAX_TIMEOUT = 1e9
+
+#: when the command now running started (``time.monotonic()``; set by the command
+#: line): a run's deadline counts from it, start-up included, not from the run's start
+COMMAND_STARTED: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "facet_command_started", default=None
+)
 
 
 @dataclass(frozen=True)
@@ -104,10 +110,12 @@ class Monitor:
     ) -> None:
         self.callback = callback
         self.timeout = timeout
-        self.started = time.monotonic()
+        self.started = COMMAND_STARTED.get() or time.monotonic()
         self.deadline = None if timeout is None else self.started + timeout
-        #: what the deadline's alarm raised, once it went off
-        self.fired: DeadlineExceeded | None = None
+        #: why the run was stopped from another thread (:meth:`stop`), once it was
+        self.stopped: DeadlineExceeded | None = None
+        #: called when the run is stopped (an engine cancels its jobs)
+        self.on_stop: list[Callable[[], None]] = []
         self.describe = describe or (lambda i: f"DC {i}")
         self.phase: str | None = None
         self.total: int | None = None
@@ -168,42 +176,26 @@ class Monitor:
         return DeadlineExceeded(self.timeout or 0.0, self.where())
 
     def check(self) -> None:
-        """Raise :class:`DeadlineExceeded` once the deadline has passed."""
+        """Raise :class:`DeadlineExceeded` once the deadline has passed, or the
+        run was stopped (:meth:`stop`)."""
+        if self.stopped is not None:
+            raise self.stopped
         if self.deadline is not None and time.monotonic() >= self.deadline:
             raise self.exceeded()
 
-    @contextlib.contextmanager
-    def alarm(self) -> Iterator[None]:
-        """A ``SIGALRM`` at the deadline that raises :class:`DeadlineExceeded`
-        where the main thread is (waiting for worker threads, or right after a
-        kernel call returns).  Only on the main thread, and only when no other
-        ``SIGALRM`` handler or timer is in use; else the checks alone apply."""
-        if (
-            self.deadline is None
-            or not hasattr(signal, "setitimer")
-            or threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, None)
-            or signal.getitimer(signal.ITIMER_REAL)[0] > 0
-        ):
-            yield
-            return
-
-        def on_alarm(signum: int, frame: Any) -> None:
-            self.fired = self.exceeded()
-            raise self.fired
-
-        previous = signal.signal(signal.SIGALRM, on_alarm)
-        try:
-            signal.setitimer(signal.ITIMER_REAL, max(self.deadline - time.monotonic(), 1e-3))
-            yield
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+    def stop(self, why: DeadlineExceeded | None = None) -> None:
+        """Stop the run from another thread: its next :meth:`check` raises, and
+        the ``on_stop`` hooks run (an engine's cancelling of its jobs)."""
+        self.stopped = why or self.exceeded()
+        for hook in list(self.on_stop):
+            with contextlib.suppress(Exception):
+                hook()
 
 
 def deadline_in(err: BaseException) -> DeadlineExceeded | None:
-    """The :class:`DeadlineExceeded` behind ``err``: a signal handler that raises
-    as a numba kernel returns surfaces as a ``SystemError`` whose context it is."""
+    """The :class:`DeadlineExceeded` behind ``err``: a check raised inside code
+    that replaced it with an error of its own (a callback called from C) is
+    found as that error's cause or context."""
     e: BaseException | None = err
     for _ in range(10):
         if e is None:
@@ -274,9 +266,10 @@ def human_bytes(n: float) -> str:
 
 
 #: the warm-up's kernel names (:mod:`facet.engine.warmup`) -> module and the
-#: functions its warm-up calls from Python (their callees compile with them)
+#: functions its warm-up calls from Python (their callees compile with them);
+#: every warm-up kernel is here (tests/test_limits_progress.py holds them equal)
 KERNEL_ENTRIES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "dictionary": ("dictionary", ("encode_bytes",)),
+    "dictionary": ("dictionary", ("encode_bytes", "gather_codes")),
     "dictionary-parallel": (
         "dictionary",
         (
@@ -292,17 +285,24 @@ KERNEL_ENTRIES: dict[str, tuple[str, tuple[str, ...]]] = {
             "_assign_parts",
         ),
     ),  # fmt: skip
+    "ranks": (
+        "ranks",
+        ("dense_ranks", "histogram_ranks", "value_range", "mark_range", "lookup_range"),
+    ),
     "hashing": (
         "hashing",
         ("hash_bytes", "hash_words", "hll_registers", "mix64_array", "row_hashes"),
     ),
     "refine": ("refine", ("refine",)),
-    "counting-sort": ("refine", ("count_codes", "scatter_by_code")),
+    "tids": ("common", ("iota",)),
+    "counting-sort": ("refine", ("count_codes", "scatter_by_code", "composite_keys")),
+    "group-composite": ("composite", ("group_composite",)),
     "bhsm": ("bhsm", ("refine_bhsm",)),
     "cdq": ("decompose", ("refine_decompose",)),
     "iejoin": ("iejoin", ("refine_iejoin",)),
-    "count-groups": ("count", ("count_groups",)),
-    "count-keyed": ("count", ("count_keyed",)),
+    "count-groups": ("count", ("count_groups", "degree_totals")),
+    "count-keyed": ("count", ("count_keyed", "scatter_degrees", "sparse_degree_totals")),
+    "key-candidates": ("composite", ("key_candidates", "key_counts")),
     "expand": ("expand", ("expand",)),
     "sides-to-lists": ("expand", ("sides_to_lists",)),
     "components": (
@@ -340,6 +340,33 @@ def kernels_cache_cold(kernels: Iterable[str] | None = None) -> bool | None:
 # ---------------------------------------------------------------------------- terminal
 
 
+class CompileLine:
+    """The command line's display where stderr is not a terminal (a log, a pipe):
+    one line when kernels compile (a first run: it takes minutes), nothing else."""
+
+    def __init__(self, stream: TextIO, prog: str = "facet") -> None:
+        self.stream = stream
+        self.prog = prog
+        self._said = False
+
+    def __call__(self, ev: ProgressEvent) -> None:
+        if ev.phase == "compile" and not self._said:
+            self._said = True
+            self.write(f"{self.prog}: {compiling_line(ev.total)}")
+
+    def write(self, line: str) -> None:
+        print(line, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+def compiling_line(kernels: int | None) -> str:
+    """What a display says when numba compiles the kernels."""
+    many = f"{kernels} kernels" if kernels else "the kernels"
+    return f"compiling {many} (first run only; 1-3 minutes)"
+
+
 class TerminalProgress:
     """The command line's display of :class:`ProgressEvent`: one transient tqdm
     line per phase on ``stream`` (shown after ``delay`` seconds, cleared when
@@ -364,7 +391,7 @@ class TerminalProgress:
                 self._close_bar()
                 self._phase = ev.phase
                 if ev.phase == "compile":
-                    self.write(f"{self.prog}: compiling kernels (first run only)")
+                    self.write(f"{self.prog}: {compiling_line(ev.total)}")
                 self._open_bar(ev)
             bar = self._bar
             if bar is None:

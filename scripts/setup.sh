@@ -39,6 +39,8 @@ PYEOF
 }
 
 make_venv .venv dev
+# numba compiles every kernel once, here, into its cache: no run compiles later
+.venv/bin/python -m facet.engine.warmup
 # the report's browser tests drive Debian's chromium through chromedriver
 if [ "$browser" = 1 ] && { ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; }; then
   if command -v apt-get >/dev/null; then

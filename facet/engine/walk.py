@@ -84,7 +84,7 @@ def _walk(ctx: Context, groups: Groups, stages: list[Stage], k: int, arrays: Arr
 def _expand(ctx: Context, groups: Groups, start: int, arrays: Arrays):
     """The pairs of ``groups`` that satisfy predicates ``start..``, in chunks of
     at most ``Config.pair_chunk``; each call scans at most about
-    ``Config.expand_candidates`` candidates (a deadline's alarm or a signal acts
+    ``Config.expand_candidates`` candidates (a stopped run, or a signal, acts
     when a call returns)."""
     pa, pb, po, _ = arrays
     cap = ctx.config.pair_chunk

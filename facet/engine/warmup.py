@@ -13,6 +13,8 @@ imports numba until a kernel is warmed: the kernel modules load on demand.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -164,10 +166,13 @@ def _widest_component(dcs: Iterable[DC]) -> int:
     return max(sizes.values(), default=1)
 
 
-def warmup(kernels: Iterable[str] | None = None) -> float:
+def warmup(
+    kernels: Iterable[str] | None = None, on_kernel: Callable[[str], None] | None = None
+) -> float:
     """Load (or compile) ``kernels`` (names of :data:`KERNELS`; ``None``: every
     kernel) that this process has not loaded yet, each on a tiny input with the
-    argument types the engine passes; returns the seconds it took."""
+    argument types the engine passes; returns the seconds it took.  ``on_kernel``
+    is called with each kernel's name once it is loaded."""
     names = list(KERNELS) if kernels is None else list(dict.fromkeys(kernels))
     unknown = [n for n in names if n not in KERNELS]
     if unknown:
@@ -181,8 +186,92 @@ def warmup(kernels: Iterable[str] | None = None) -> float:
         for name in todo:
             KERNELS[name](inputs)
             _loaded.add(name)
+            if on_kernel is not None:
+                on_kernel(name)
         _dispatch_scalars()  # last: a numba module loaded above may clear numba's cache
         return time.perf_counter() - t
+
+
+def compile_kernels(
+    names: Iterable[str] | None = None,
+    first: Iterable[str] = (),
+    *,
+    jobs: int | None = None,
+    on_kernel: Callable[[str], None] | None = None,
+    check: Callable[[], None] | None = None,
+) -> float:
+    """Compile ``names`` (``None``: every kernel) into numba's cache and load them:
+    this process compiles ``first`` (the kernels its run needs first) and a share
+    of the rest, ``jobs - 1`` helper processes (default: the cores this process
+    may use, at most 4) the other shares; numba's cache is safe for that
+    (:mod:`facet.kernels.jit`).  A share a helper could not compile is compiled
+    here.  ``on_kernel`` is called as each kernel is loaded; ``check`` between
+    shares (it raises to stop: the helpers are then killed).  Returns the seconds
+    it took."""
+    import subprocess
+    import sys
+
+    t = time.perf_counter()
+    names = [n for n in dict.fromkeys(KERNELS if names is None else names) if n not in _loaded]
+    mine = [n for n in names if n in set(first)]
+    if jobs is None:
+        cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(1)
+        jobs = min(max(len(cores), 1), 4)
+    shares: list[list[str]] = [mine] + [[] for _ in range(max(jobs, 1) - 1)]
+    weights = [sum(COMPILE_WEIGHT.get(n, 1.0) for n in mine)] + [0.0] * (len(shares) - 1)
+    for name in sorted(set(names) - set(mine), key=lambda n: -COMPILE_WEIGHT.get(n, 1.0)):
+        k = weights.index(min(weights))  # the lightest share takes the next heaviest
+        shares[k].append(name)
+        weights[k] += COMPILE_WEIGHT.get(name, 1.0)
+    code = "import sys; from facet.engine.warmup import warmup; warmup(sys.argv[1:])"
+    helpers = [
+        (
+            subprocess.Popen(
+                [sys.executable, "-c", code, *share],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            ),
+            share,
+        )  # fmt: skip
+        for share in shares[1:]
+        if share
+    ]
+    try:
+        warmup(shares[0], on_kernel)
+        for proc, share in helpers:
+            while proc.poll() is None:
+                if check is not None:
+                    check()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(0.05)
+            if check is not None:
+                check()
+            warmup(share, on_kernel)  # from the cache (compiled here if the helper failed)
+    finally:
+        for proc, _ in helpers:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return time.perf_counter() - t
+
+
+#: a kernel's share of compiling them all (seconds on one core, roughly), to
+#: split :func:`compile_kernels` evenly
+COMPILE_WEIGHT: dict[str, float] = {
+    "dictionary": 15,
+    "refine": 18,
+    "count-groups": 17,
+    "count-keyed": 24,
+    "iejoin": 15,
+    "components": 8,
+    "ranks": 6,
+    "bhsm": 4,
+    "cdq": 4,
+    "dictionary-parallel": 4,
+    "hashing": 3,
+    "group-composite": 3,
+}
 
 
 def _dispatch_scalars() -> None:
@@ -508,3 +597,16 @@ KERNELS: dict[str, Callable[[SimpleNamespace], None]] = {
     "components": _components,
     "suspects": _suspects,
 }
+
+
+if __name__ == "__main__":
+    import sys
+
+    from facet.progress import kernels_cache_cold
+
+    jobs = int(sys.argv[1]) if len(sys.argv) > 1 else None
+    if kernels_cache_cold() is False:
+        print("facet: the kernels are compiled (numba's cache)", flush=True)
+        sys.exit(0)
+    print("facet: compiling the kernels into numba's cache (once; 1-3 minutes) ...", flush=True)
+    print(f"facet: kernels compiled in {compile_kernels(jobs=jobs):.0f} s", flush=True)
