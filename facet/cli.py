@@ -343,15 +343,15 @@ def _row_table(result: Any) -> Any:
 
 
 def _print_rows_text(result: Any, out: IO[str]) -> None:
-    """After the table: the output's rows as CSV (header first)."""
-    import csv
+    """After the table: the output's rows as CSV (header first), text that a
+    spreadsheet would take for a formula with a ``'`` first, as in a CSV file."""
+    from facet.sinks.files import csv_line, csv_records
 
     table = _row_table(result)
     print("", file=out)
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(table.column_names)
+    out.write(csv_line(table.column_names))
     for batch in table.to_batches():
-        writer.writerows(zip(*[c.to_pylist() for c in batch.columns]))
+        out.write(csv_records(batch))
 
 
 def _write_json(result: Any, out: IO[str]) -> None:
