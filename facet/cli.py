@@ -666,10 +666,11 @@ def run_report(args: argparse.Namespace) -> int:
         if _display is not None:
             _display.close()
         _display = None
+    n, v = len(result.dcs), result.total_violations
     with _summary_after(args.out):
         print(
             f"{result.source}: {result.rows:,} row{'s' if result.rows != 1 else ''}, "
-            f"{len(result.dcs)} DC(s), {result.total_violations:,} violations; "
+            f"{n} DC{'s' if n != 1 else ''}, {v:,} violation{'s' if v != 1 else ''}; "
             f"report written to {args.out}"
         )
         sys.stdout.flush()
