@@ -344,15 +344,15 @@ def _row_table(result: Any) -> Any:
 
 
 def _print_rows_text(result: Any, out: IO[str]) -> None:
-    """After the table: the output's rows as CSV (header first)."""
-    import csv
+    """After the table: the output's rows as CSV (header first), text that a
+    spreadsheet would take for a formula with a ``'`` first, as in a CSV file."""
+    from facet.sinks.files import csv_line, csv_records
 
     table = _row_table(result)
     print("", file=out)
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(table.column_names)
+    out.write(csv_line(table.column_names))
     for batch in table.to_batches():
-        writer.writerows(zip(*[c.to_pylist() for c in batch.columns]))
+        out.write(csv_records(batch))
 
 
 def _write_json(result: Any, out: IO[str]) -> None:
@@ -674,10 +674,11 @@ def run_report(args: argparse.Namespace) -> int:
     except BaseException:
         out.abort()
         raise
+    n, v = len(result.dcs), result.total_violations
     with _summary_after(args.out):
         print(
             f"{result.source}: {result.rows:,} row{'s' if result.rows != 1 else ''}, "
-            f"{len(result.dcs)} DC(s), {result.total_violations:,} violations; "
+            f"{n} DC{'s' if n != 1 else ''}, {v:,} violation{'s' if v != 1 else ''}; "
             f"report written to {args.out}"
         )
         sys.stdout.flush()

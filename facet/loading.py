@@ -14,6 +14,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import csv
+import dataclasses
 import io
 import lzma
 import os
@@ -49,6 +50,9 @@ class Source:
     #: all column names of the source, in order (``table`` may hold only the used ones)
     all_columns: list[str]
     num_rows: int
+    #: ``load(..., others=True)``: the columns outside the used ones that could not be
+    #: read (a corrupt Parquet or Arrow column), each with why; the table holds NULLs there
+    unreadable: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def source_name(data: Any) -> str:
@@ -283,8 +287,10 @@ def _parse(
     include: list[str],
     delimiter: str,
     ignore_empty_lines: bool = False,
+    loose: frozenset[str] = frozenset(),
 ) -> pa.Table:
-    """The records after the header, ``include`` columns only, as text (§4.2).
+    """The records after the header, ``include`` columns only, as text (§4.2);
+    the ``loose`` ones as bytes, which need not be UTF-8 (columns only shown).
 
     pyarrow reads with all cores from the last byte of the header's line break on and
     skips that (empty) first line: so the header is Python's csv record whatever its
@@ -300,7 +306,7 @@ def _parse(
         ignore_empty_lines=ignore_empty_lines,
     )
     conv_opts = pacsv.ConvertOptions(
-        column_types={c: pa.string() for c in include},
+        column_types={c: pa.binary() if c in loose else pa.string() for c in include},
         null_values=[""],
         strings_can_be_null=True,
         quoted_strings_can_be_null=True,
@@ -322,7 +328,8 @@ def _parse(
             if "straddl" in str(err) and block < _MAX_BLOCK:
                 block *= 4
                 continue
-            raise _parse_error(path, names, include, delimiter, _pyarrow_message(err)) from None
+            checked = [c for c in include if c not in loose]
+            raise _parse_error(path, names, checked, delimiter, _pyarrow_message(err)) from None
         except (OSError, UnicodeDecodeError, lzma.LZMAError, EOFError) as err:
             raise DataError(f"cannot read '{path}': {err}") from None
 
@@ -334,6 +341,7 @@ def _reject_empty_lines(
     include: list[str],
     delimiter: str,
     table: pa.Table,
+    loose: frozenset[str] = frozenset(),
 ) -> None:
     """An empty line in a file of several columns is an error (§4.2).
 
@@ -348,7 +356,7 @@ def _reject_empty_lines(
         mask = pc.and_(mask, pc.is_null(col))
     if not pc.any(mask).as_py():
         return
-    skipped = _parse(path, header, names, include[:1], delimiter, ignore_empty_lines=True)
+    skipped = _parse(path, header, names, include[:1], delimiter, True, loose)
     if skipped.num_rows != table.num_rows:
         raise _parse_error(
             path,
@@ -429,33 +437,55 @@ def _compressed_kind(path: Path) -> tuple[str, str] | None:
     return next(((kind, ext) for magic, kind, ext in _MAGIC if head.startswith(magic)), None)
 
 
-def read_csv(path: Path, columns: list[str] | None, delimiter: str = ",") -> Source:
-    """A CSV file's ``columns`` (all if None) as text, row ids by record (§3, §4.2)."""
+def read_csv(
+    path: Path, columns: list[str] | None, delimiter: str = ",", others: bool = False
+) -> Source:
+    """A CSV file's ``columns`` (all if None) as text, row ids by record (§3, §4.2).
+    ``others``: every column, the others as :func:`load` says."""
     name = os.fspath(path)
     header = csv_header(path, delimiter)
     assert header.names is not None  # csv_header refuses a file without a header
     _check_columns(header.names, name, columns, frame=False)
     names = _unique_names(header.names)
     wanted = names if columns is None else [c for c in names if c in set(columns)]
-    include = wanted or names[:1]
+    loose = frozenset(c for c in names if c not in set(wanted)) if others else frozenset()
+    include = names if others else wanted or names[:1]
     if header.more:
-        table = _parse(path, header, names, include, delimiter)
+        table = _parse(path, header, names, include, delimiter, loose=loose)
         if len(names) > 1:
-            _reject_empty_lines(path, header, names, include, delimiter, table)
+            _reject_empty_lines(path, header, names, include, delimiter, table, loose)
     else:
         table = pa.table({c: pa.array([], pa.string()) for c in include})
     num_rows = table.num_rows
-    if not wanted:
+    if others:
+        table = _text_where_utf8(table, loose)
+    elif not wanted:
         table = table.select([])
     return Source(table, name, True, header.names, num_rows)
 
 
-def _from_arrow_like(table: pa.Table, name: str, columns: list[str] | None) -> Source:
-    """A typed Arrow table (§4.1), cut to ``columns``; ids are row positions (§3)."""
+def _text_where_utf8(table: pa.Table, loose: frozenset[str]) -> pa.Table:
+    """The ``loose`` byte columns as text where all of their values are UTF-8; the
+    others stay bytes (shown as text with U+FFFD for what is not UTF-8)."""
+    for i, col in enumerate(table.column_names):
+        if col in loose and pa.types.is_binary(table.schema.field(i).type):
+            try:
+                text = table.column(i).cast(pa.string())
+            except pa.ArrowInvalid:
+                continue
+            table = table.set_column(i, pa.field(col, pa.string()), text)
+    return table
+
+
+def _from_arrow_like(
+    table: pa.Table, name: str, columns: list[str] | None, others: bool = False
+) -> Source:
+    """A typed Arrow table (§4.1), cut to ``columns`` (unless ``others``); ids are
+    row positions (§3)."""
     header = list(table.column_names)
     _check_columns(header, name, columns, frame=True)
     num_rows = table.num_rows
-    if columns is not None:
+    if columns is not None and not others:
         used = set(columns)
         table = table.select([i for i, c in enumerate(header) if c in used])
     return Source(_decimal128(table), name, False, header, num_rows)
@@ -484,13 +514,14 @@ def _frame_error(name: str, col: str, err: Exception) -> DataError:
     )
 
 
-def _from_pandas(df: Any, name: str, columns: list[str] | None) -> Source:
-    """A pandas frame (§4.1): only the used columns are converted, names as ``str``,
+def _from_pandas(df: Any, name: str, columns: list[str] | None, others: bool = False) -> Source:
+    """A pandas frame (§4.1): only the used columns are converted (all with
+    ``others``: one Arrow cannot convert as its values' text), names as ``str``,
     ids are positions, not index labels (§3)."""
     header = [str(c) for c in df.columns]
     _check_columns(header, name, columns, frame=True)
     used = None if columns is None else set(columns)
-    keep = [i for i, c in enumerate(header) if used is None or c in used]
+    keep = [i for i, c in enumerate(header) if others or used is None or c in used]
     failures = (pa.ArrowException, ValueError, TypeError, OverflowError)
     try:
         table = pa.Table.from_pandas(df.iloc[:, keep], preserve_index=False)
@@ -501,6 +532,8 @@ def _from_pandas(df: Any, name: str, columns: list[str] | None) -> Source:
                 arrays.append(pa.Array.from_pandas(df.iloc[:, i]))
             except failures as col_err:
                 big = _python_ints(df.iloc[:, i])
+                if big is None and others and used is not None and header[i] not in used:
+                    big = _as_text(df.iloc[:, i])
                 if big is None:
                     raise _frame_error(name, header[i], col_err) from None
                 arrays.append(big)
@@ -510,6 +543,11 @@ def _from_pandas(df: Any, name: str, columns: list[str] | None) -> Source:
             raise DataError(f"{name}: cannot convert the frame to Arrow: {err}") from None
     table = table.rename_columns([header[i] for i in keep]).replace_schema_metadata(None)
     return Source(table, name, False, header, len(df))
+
+
+def _as_text(values: Any) -> pa.Array:
+    """A column Arrow cannot convert, shown as its values' text (None stays NULL)."""
+    return pa.array([None if v is None else str(v) for v in values], pa.string())
 
 
 def _python_ints(column: Any) -> pa.Array | None:
@@ -534,15 +572,25 @@ def _python_ints(column: Any) -> pa.Array | None:
     return pa.array([None if v is None else Decimal(int(v)) for v in values], typ)
 
 
-def _from_polars(data: Any, name: str, columns: list[str] | None) -> Source:
+def _from_polars(data: Any, name: str, columns: list[str] | None, others: bool = False) -> Source:
     """A Polars DataFrame or LazyFrame (§4.1): only the used columns are converted
-    (a LazyFrame is collected once)."""
+    (all with ``others``: a column of Python objects as their text; a LazyFrame is
+    collected once)."""
     import polars as pl
 
     schema = data.collect_schema()
     header = list(schema.names())
     used = None if columns is None else set(columns)
-    keep = [c for c in header if used is None or c in used]
+    keep = [c for c in header if others or used is None or c in used]
+    shown = [c for c in keep if used is not None and c not in used and schema[c] == pl.Object]
+    if shown:
+        if isinstance(data, pl.LazyFrame):
+            data = data.collect()
+        data = data.with_columns(
+            pl.Series(c, _as_text(data.get_column(c).to_list()).to_pylist(), pl.String)
+            for c in shown
+        )
+        schema = data.collect_schema()
     for col in keep:
         if schema[col] == pl.Object:  # Arrow would get the objects' addresses
             raise DataError(
@@ -570,7 +618,7 @@ def _from_polars(data: Any, name: str, columns: list[str] | None) -> Source:
     return Source(table, name, False, header, data.height)
 
 
-def _load_path(path: Path, name: str, columns: list[str] | None) -> Source:
+def _load_path(path: Path, name: str, columns: list[str] | None, others: bool = False) -> Source:
     kind = _kind_of(path)
     if kind == "parquet":
         import pyarrow.parquet as pq
@@ -584,6 +632,8 @@ def _load_path(path: Path, name: str, columns: list[str] | None) -> Source:
             ) from None
         _check_columns(schema_names, name, columns, frame=False)
         cols = None if columns is None else [c for c in schema_names if c in set(columns)]
+        if others and cols is not None:
+            return _parquet_with_others(path, name, schema_names, cols)
         coded = _dictionary_coded_text(path, cols)
         if path.is_file():  # whole columns (read_table cuts 128k-row chunks, which
             # encoding would combine: a copy of every column it codes)
@@ -607,8 +657,37 @@ def _load_path(path: Path, name: str, columns: list[str] | None) -> Source:
         except pa.ArrowInvalid:
             with pa.OSFile(_arrow(path), "rb") as f:
                 table = pa.ipc.open_stream(f).read_all()
-        return _from_arrow_like(table, name, columns)
-    return read_csv(path, columns, "\t" if kind == "tsv" else ",")
+        return _from_arrow_like(table, name, columns, others)
+    return read_csv(path, columns, "\t" if kind == "tsv" else ",", others)
+
+
+def _parquet_with_others(path: Path, name: str, schema_names: list[str], cols: list[str]) -> Source:
+    """Every column of a Parquet file: ``cols`` as :func:`load` reads them, the
+    others too when they can be read, else NULLs (``Source.unreadable`` says why)."""
+    import pyarrow.parquet as pq
+
+    file = pq.ParquetFile(_arrow(path))
+    try:
+        table = file.read()
+    except (pa.ArrowException, OSError):  # a corrupt column: the used ones as detect reads them
+        used = _load_path(path, name, cols).table
+        arrays, unreadable = [], {}
+        for col in schema_names:
+            if col in set(cols):
+                arrays.append(used.column(col))
+                continue
+            try:
+                if schema_names.count(col) > 1:
+                    raise pa.ArrowInvalid("its name is not unique")
+                arrays.append(file.read(columns=[col]).column(0))
+            except (pa.ArrowException, OSError) as err:
+                unreadable[col] = _first_line(err)
+                arrays.append(pa.nulls(file.metadata.num_rows, pa.string()))
+        table = pa.Table.from_arrays(arrays, names=list(schema_names))
+        src = _from_arrow_like(table, name, cols, others=True)
+        src.unreadable = unreadable
+        return src
+    return _from_arrow_like(table, name, cols, others=True)
 
 
 def _dictionary_coded_text(path: Path, columns: list[str] | None) -> list[str]:
@@ -692,35 +771,80 @@ def _check_path(path: Path, name: str) -> None:
         ) from None
 
 
-def _validate(table: pa.Table, name: str) -> None:
+def _validate(source: Source, columns: list[str] | None = None) -> None:
     """Refuse a Parquet or Arrow file whose read columns are malformed (string
     offsets or dictionary indices out of bounds, bad UTF-8): Arrow's readers
     leave such checks to the caller, and a kernel reading them would crash or
-    answer from garbage."""
+    answer from garbage.  With ``columns`` (``load(..., others=True)``) only
+    those are refused; another text column whose only fault is text that is not
+    UTF-8 becomes bytes, any other malformed column NULLs, noted in
+    ``source.unreadable``."""
+    table = source.table
     try:
         table.validate(full=True)
+        return
     except (pa.ArrowInvalid, pa.ArrowException) as err:
-        raise DataError(
-            f"cannot read '{name}': the file is corrupt ({_first_line(err)}); "
-            "write it again from its source"
-        ) from None
+        if columns is None:
+            raise DataError(
+                f"cannot read '{source.name}': the file is corrupt ({_first_line(err)}); "
+                "write it again from its source"
+            ) from None
+    used = set(columns)
+    for i, col in enumerate(table.column_names):
+        try:
+            table.column(i).validate(full=True)
+        except (pa.ArrowInvalid, pa.ArrowException) as err:
+            if col in used:
+                raise DataError(
+                    f"cannot read '{source.name}': the file is corrupt ({_first_line(err)}); "
+                    "write it again from its source"
+                ) from None
+            shown = _text_as_bytes(table.column(i))
+            if shown is None:
+                source.unreadable[col] = _first_line(err)
+                shown = pa.chunked_array([pa.nulls(len(table), pa.string())])
+            table = table.set_column(i, pa.field(col, shown.type), shown)
+    source.table = table
 
 
-def load(data: Any, columns: list[str] | None = None) -> Source:
+def _text_as_bytes(column: pa.ChunkedArray) -> pa.ChunkedArray | None:
+    """A text column whose only fault is text that is not UTF-8, as bytes (shown
+    with U+FFFD there); None for any other fault."""
+    typ = column.type
+    if not (pa.types.is_string(typ) or pa.types.is_large_string(typ)):
+        return None
+    raw_type = pa.binary() if pa.types.is_string(typ) else pa.large_binary()
+    try:
+        raw = pa.chunked_array([c.view(raw_type) for c in column.chunks], raw_type)
+        raw.validate(full=True)
+    except (pa.ArrowInvalid, pa.ArrowException):
+        return None
+    return raw
+
+
+def load(data: Any, columns: list[str] | None = None, *, others: bool = False) -> Source:
     """Load ``data`` (a path, a pyarrow/pandas/Polars table, an Arrow stream) as Arrow.
 
     ``columns`` limits what is read (the columns the DCs use); unknown names are
     ignored here (the caller reports them against the DC that uses them).  Bad input
     raises :class:`DataError` (exit 2, §9).
+
+    ``others``: read the columns outside ``columns`` too, to show them (the HTML
+    report), in the source's order.  ``columns`` are read and checked as without
+    it; the others as loosely as a run that does not read them allows: a repeated
+    name, text that is not UTF-8 (CSV or Arrow, kept as bytes), a frame column Arrow
+    cannot convert (as its values' text) and a corrupt Parquet or Arrow column (as
+    NULLs, ``Source.unreadable``) are no error there.
     """
     name = source_name(data)
+    others = others and columns is not None
     if isinstance(data, str | os.PathLike):
         path = Path(data)
         check_path(path, name)
         try:
-            source = _load_path(path, name, columns)
+            source = _load_path(path, name, columns, others)
             if not source.text:  # a file's buffers are checked before any kernel reads them
-                _validate(source.table, name)
+                _validate(source, columns if others else None)
             return source
         except DataError:
             raise
@@ -734,14 +858,14 @@ def load(data: Any, columns: list[str] | None = None) -> Source:
                 f"cannot read '{name}': {msg}; check that the file is complete and is what its extension says (CSV, Parquet, Arrow IPC, .gz ...)"
             ) from None
     if isinstance(data, pa.Table):
-        return _from_arrow_like(data, name, columns)
+        return _from_arrow_like(data, name, columns, others)
     if isinstance(data, pa.RecordBatch):
-        return _from_arrow_like(pa.Table.from_batches([data]), name, columns)
+        return _from_arrow_like(pa.Table.from_batches([data]), name, columns, others)
     mod = type(data).__module__.split(".")[0]
     if mod == "polars" and hasattr(data, "collect_schema"):
-        return _from_polars(data, name, columns)
+        return _from_polars(data, name, columns, others)
     if mod == "pandas" and hasattr(data, "iloc") and hasattr(data, "columns"):
-        return _from_pandas(data, name, columns)
+        return _from_pandas(data, name, columns, others)
     if mod == "pandas":
         raise DataError(f"{name}: give a pandas DataFrame, e.g. series.to_frame()")
     if mod == "pyspark":
@@ -754,7 +878,7 @@ def load(data: Any, columns: list[str] | None = None) -> Source:
             table = pa.table(data)
         except (pa.ArrowException, ValueError, TypeError) as err:
             raise DataError(f"{name}: cannot read it as an Arrow table: {err}") from None
-        return _from_arrow_like(table, name, columns)
+        return _from_arrow_like(table, name, columns, others)
     raise DataError(
         f"cannot read data of type {type(data).__name__}; "
         "give a CSV/Parquet/Arrow path or a pyarrow, pandas or Polars table"

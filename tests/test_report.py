@@ -112,6 +112,75 @@ def test_suspects_are_shaded_and_a_click_explains_the_dc_and_a_partner(
     assert shot.stat().st_size > 10_000
 
 
+def _box(browser, css: str) -> tuple[float, float]:
+    """The element's top and bottom in the viewport."""
+    return tuple(browser.execute_script(
+        "const r = document.querySelector(arguments[0]).getBoundingClientRect();"
+        "return [r.top, r.bottom];", css))  # fmt: skip
+
+
+def test_the_first_screen_shows_the_numbers_and_the_data(browser, hospital_report):
+    """At 1400x1000 the first screen holds the summary numbers, the top of the per-DC
+    table and the first rows of the data (the likeliest wrong cell's row first); the
+    chart's axis says it is log-scaled; each DC's time reads in ms or s to two
+    significant digits (never 0.000); counts are pluralized."""
+    _open(browser, hospital_report)
+    browser.execute_script("window.scrollTo(0, 0)")
+    height = browser.execute_script("return window.innerHeight")
+    assert height > 800
+    for css in ("#stats", "#dctable tbody tr", "#data tbody tr:nth-child(8)",
+                'td.suspect[data-rank="1"]'):  # fmt: skip
+        top, bottom = _box(browser, css)
+        assert top >= 0 and bottom <= height, (css, top, bottom, height)
+    stats = browser.find_element(By.ID, "stats").text
+    for part in ("1,000 rows", "15 DCs", "25,472 violations", "1,000 rows in a violation"):
+        assert part in stats, stats
+    axis = browser.find_element(By.ID, "chartaxis")
+    assert "log scale" in axis.text and "log scale" in axis.get_attribute("aria-label")
+    assert [t.text for t in axis.find_elements(By.CSS_SELECTOR, ".ticklabel")] == ["1", "10", "100",
+                                                                                  "1k"]  # fmt: skip
+    times = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#dctable td.time")]
+    assert len(times) == 15
+    assert all(re.fullmatch(r"<1 ms|\d\.\d m?s|[1-9][\d,]+ m?s", t) for t in times), times
+    assert "0.000" not in browser.find_element(By.TAG_NAME, "body").text
+
+
+def test_one_of_everything_is_singular(browser, tmp_path, capsys):
+    """One DC, one violation, one violating row: "1 DC", never "1 DCs" or "DC(s)"."""
+    from facet.cli import main
+
+    csv = tmp_path / "one.csv"
+    csv.write_text("a,b\n1,x\n5,y\n")
+    out = tmp_path / "one.html"
+    assert main(["report", str(csv), "--dc", "not(t.a > 2)", "--out", str(out)]) == 1
+    line = capsys.readouterr().out
+    assert f"{csv}: 2 rows, 1 DC, 1 violation; report written to {out}" in line
+    _open(browser, out)
+    stats = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#stats li")]
+    assert stats[:5] == ["2 rows", "1 DC", "1 violation", "1 row in a violation", "1 suspect cell"]
+    assert "1 row is in a violation" in browser.find_element(By.ID, "datanote").text
+    assert browser.find_element(By.CSS_SELECTOR, "#dcfilter option[value='0']").text == (
+        "DC 0 (1 row)"
+    )
+    assert browser.find_element(By.CSS_SELECTOR, "#dctable tbody td.num").text == "1 row"
+    assert re.search(r"\b1 (DCs|violations|rows)\b|\(s\)", browser.find_element(
+        By.TAG_NAME, "body").text) is None  # fmt: skip
+
+
+def test_columns_that_could_not_be_read_are_named_under_the_data(browser, tmp_path):
+    from tests.test_report_inputs import quirky_inputs
+
+    data = dict((p.name, p) for p, _ in quirky_inputs(tmp_path))["corrupt.arrow"]
+    out = tmp_path / "corrupt.html"
+    facet.detect(data, dcs=["a -> b"]).to_html(out)
+    _open(browser, out)
+    note = browser.find_element(By.ID, "notes").text
+    assert "Not readable, shown as NULL (no DC reads them): column c (" in note
+    assert ", column d (" in note
+    heads = [b.text for b in browser.find_elements(By.CSS_SELECTOR, "#data thead button")]
+    assert heads == ["tid", "a", "b", "x", "x", "s", "c", "d"]
+
+
 def test_keyboard_reaches_cells_and_the_explanation(browser, hospital_report):
     _open(browser, hospital_report)
     first = browser.find_element(By.CSS_SELECTOR, "#data tbody td[data-col='0']")

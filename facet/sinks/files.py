@@ -100,11 +100,68 @@ def _check_out_path(path: str, example: str) -> None:
         )
 
 
-def _csv_ready(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """CSV has no lists: list columns become space-separated tids."""
+#: the first characters that make a spreadsheet read a CSV field as a formula (OWASP's
+#: CSV injection list: = + - @, a tab, a carriage return)
+FORMULA_START = "=+-@\t\r"
+
+
+def formula_safe(text: str) -> str:
+    """``text`` for a CSV field a spreadsheet shows as text: a ``'`` before it when it
+    starts with a formula character (:data:`FORMULA_START`), else as it is."""
+    return "'" + text if text[:1] in FORMULA_START and text else text
+
+
+def csv_line(values: Iterable[Any]) -> str:
+    """One CSV record (RFC 4180, ending in a line feed): numbers as they are, text
+    through :func:`formula_safe` and quoted where it was changed or holds a comma,
+    a quote or a line break; None as an empty field."""
+    fields = []
+    for v in values:
+        if not isinstance(v, str):
+            fields.append("" if v is None else str(v))
+            continue
+        safe = formula_safe(v)
+        if safe != v or any(c in v for c in ',"\r\n'):
+            safe = '"' + safe.replace('"', '""') + '"'
+        fields.append(safe)
+    return ",".join(fields) + "\n"
+
+
+def csv_records(batch: pa.RecordBatch) -> str:
+    """The batch's rows as CSV records, as :func:`csv_line` writes them (built a
+    column at a time)."""
+    if batch.num_rows == 0:
+        return ""
     cols = []
     for col in batch.columns:
-        if pa.types.is_list(col.type):
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            safe = _formula_safe_column(col)
+            quoted = pc.binary_join_element_wise(
+                '"', pc.replace_substring(safe, '"', '""'), '"', ""
+            )
+            needs = pc.match_substring_regex(col, r'^[=+\-@\t\r]|[,"\r\n]')
+            col = pc.if_else(needs, quoted, safe)
+        else:
+            col = pc.cast(col, pa.string())
+        cols.append(pc.fill_null(col, ""))
+    lines = pc.binary_join_element_wise(*cols, ",")
+    return "\n".join(lines.to_pylist()) + "\n"
+
+
+def _formula_safe_column(col: pa.Array) -> pa.Array:
+    """A text column's values through :func:`formula_safe` (NULL stays NULL)."""
+    return pc.replace_substring_regex(col, pattern=r"^([=+\-@\t\r])", replacement=r"'\1")
+
+
+def _csv_ready(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """CSV has no lists: list columns become space-separated tids; text that a
+    spreadsheet would take for a formula gets a ``'`` first (:func:`formula_safe`;
+    the CSV writer quotes every text field)."""
+    cols = []
+    for col in batch.columns:
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            cols.append(_formula_safe_column(col))
+        elif pa.types.is_list(col.type):
             flat = pc.cast(col.flatten(), pa.string())
             offsets = col.offsets.to_numpy()
             strs = flat.to_pylist()

@@ -53,7 +53,9 @@ def report_html(
     title: str | None = None,
 ) -> str:
     """The report of ``result`` as one HTML document.  ``data``: the table to show
-    (default: ``result.source`` read again, all of its columns)."""
+    (default: ``result.source`` read again, all of its columns: the DCs' columns as
+    the run reads them, the others as loosely as a run that does not read them
+    allows; :func:`facet.loading.load` with ``others``)."""
     session = result._session
     if session is None:
         raise FacetInputError("the report needs a local-engine result (facet.detect(...))")
@@ -64,12 +66,22 @@ def report_html(
                 f"{result.source} is not a file"
             )
         data = result.source
-    table = load(data).table
+    used = list(dict.fromkeys(c for nd in session.normal for c in text_order(nd)))
+    source = load(data, used, others=True)
+    table = source.table
     if table.num_rows != result.rows:
         raise FacetInputError(
             f"the data to show has {table.num_rows} rows but the result {result.rows}"
         )
+    missing = [c for c in used if c not in table.column_names]
+    if missing:
+        raise FacetInputError(
+            f"the data to show has no column '{missing[0]}', which the DCs read; pass the "
+            "table the result was detected on"
+        )
     doc = _document(result, session, table, max_rows, partners)
+    doc["columns"] = list(source.all_columns)
+    doc["unreadable"] = source.unreadable
     doc["title"] = title or f"facet report: {os.path.basename(str(result.source))}"
     return _render(doc)
 
@@ -260,10 +272,15 @@ def _document(result: Any, session: Any, table: pa.Table, max_rows: int, k: int)
 
 
 def _display_values(table: pa.Table, tids: np.ndarray) -> list[list]:
-    """The rows ``tids`` as lists of display strings (``None`` for NULL)."""
+    """The rows ``tids`` as lists of display strings (``None`` for NULL); bytes as
+    UTF-8, with U+FFFD for what is not UTF-8."""
     part = table.take(pa.array(tids))
     cols = []
     for col in part.columns:
+        if pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type):
+            text = [None if v is None else v.decode("utf-8", "replace") for v in col.to_pylist()]
+            cols.append(text)
+            continue
         try:
             text = pc.cast(col, pa.string())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
