@@ -210,15 +210,16 @@ def build(enc: EncodedTable, sh: Shape) -> DominanceIndex | None:
     """The index of every row of ``enc`` (``None``: keys too wide to pack); the
     counting kernels are loaded now, so that the first append does not."""
     _, keys, x, y = _points(enc, sh, slice(0, enc.n))
-    _warm()
+    warm()
     if x.shape[0] == 0:
         return DominanceIndex(sh, ())
     level = _level(keys, x, y)
     return None if level is None else DominanceIndex(sh, (level,))
 
 
-def _warm() -> None:
-    """Every kernel of :func:`count_batch` called once on empty input."""
+def warm() -> None:
+    """Every kernel of :func:`build` and :func:`count_batch` called once on tiny
+    input (``facet.engine.warmup``'s ``dominance``)."""
     for keys in ([], [np.zeros(1, np.int64)]):
         lv = _level(keys, np.zeros(1, np.int64), np.zeros(1, np.int64))
         assert lv is not None

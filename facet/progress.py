@@ -287,7 +287,14 @@ KERNEL_ENTRIES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),  # fmt: skip
     "ranks": (
         "ranks",
-        ("dense_ranks", "histogram_ranks", "value_range", "mark_range", "lookup_range"),
+        (
+            "dense_ranks",
+            "histogram_ranks",
+            "value_range",
+            "mark_range",
+            "lookup_range",
+            "move_codes",
+        ),
     ),
     "hashing": (
         "hashing",
@@ -310,6 +317,11 @@ KERNEL_ENTRIES: dict[str, tuple[str, tuple[str, ...]]] = {
         ("union_groups", "union_dominance", "union_pairs", "component_labels"),
     ),
     "suspects": ("suspects", ("greedy_cover",)),
+    "partners": (
+        "partners",
+        ("sample_group_partners", "sample_pair_partners", "sample_partners"),
+    ),
+    "dominance": ("dominance", ("wavelet_build", "orthant_counts", "union_count")),
 }
 
 

@@ -271,6 +271,7 @@ COMPILE_WEIGHT: dict[str, float] = {
     "dictionary-parallel": 4,
     "hashing": 3,
     "group-composite": 3,
+    "dominance": 6,
 }
 
 
@@ -362,6 +363,7 @@ def _ranks(t: SimpleNamespace) -> None:
         histogram_ranks,
         lookup_range,
         mark_range,
+        move_codes,
         range_bitmap,
         rank_marks,
         value_range,
@@ -381,6 +383,8 @@ def _ranks(t: SimpleNamespace) -> None:
             value_range(values, valid)
             mark_range(values, valid, np.int64(0), bits)
             lookup_range(values, valid, np.int64(0), bits, before, out[:4])
+    one = np.zeros(1, np.int32)  # an append's old codes moved among the ranks (encoding.py)
+    move_codes(one, one, one.copy(), 0, 1)
 
 
 def _hashing(t: SimpleNamespace) -> None:
@@ -545,6 +549,35 @@ def _sides_to_lists(t: SimpleNamespace) -> None:
         sides_to_lists(g.buf, g.desc, 0)
 
 
+def _partners(t: SimpleNamespace) -> None:
+    """Sampled partners of rows (row_outputs.sampled_partners: the report's)."""
+    from facet.kernels.partners import (
+        empty_partners,
+        sample_group_partners,
+        sample_pair_partners,
+        sample_partners,
+    )
+
+    slot = np.full(t.n, -1, np.int64)
+    slot[:2] = (0, 1)
+    need = np.ones(2, np.int64)
+    tids = np.arange(4, dtype=np.int64)
+    for g in t.groups:
+        out, role, got = empty_partners(2, 1)
+        sample_group_partners(g.buf, g.desc, slot, need, out, role, got, 2)
+    out, role, got = empty_partners(2, 1)
+    sample_pair_partners(tids, tids[::-1].copy(), slot, need, out, role, got, 2)
+    out, role, got = empty_partners(2, 1)
+    sample_partners(tids, tids, tids, tids, slot, need, out, role, got, 2)
+
+
+def _dominance(t: SimpleNamespace) -> None:
+    """The dominance indexes of appends (facet.dominance_index)."""
+    from facet.dominance_index import warm
+
+    warm()
+
+
 def _components(t: SimpleNamespace) -> None:
     from facet.kernels.components import (
         component_labels,
@@ -596,6 +629,8 @@ KERNELS: dict[str, Callable[[SimpleNamespace], None]] = {
     "sides-to-lists": _sides_to_lists,
     "components": _components,
     "suspects": _suspects,
+    "partners": _partners,
+    "dominance": _dominance,
 }
 
 
