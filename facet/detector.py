@@ -517,27 +517,31 @@ def _converted(col: pa.ChunkedArray, field: pa.Field, name: str) -> pa.ChunkedAr
 
 
 def _exactly(values: pa.ChunkedArray, target: pa.DataType, have: str, want: str) -> Any:
-    """``values`` cast to ``target``, ``None`` where a value would change.  Arrow
-    checks most casts value by value (a fraction into an int, an int past 2**53
-    into a float, a decimal past its precision); the others (a float into a
-    narrower float or a decimal, a decimal into a float, 2 into a bool, a time of
-    day into a date) are cast back and compared."""
+    """``values`` cast to ``target``, ``None`` where a value would change: each
+    value must be the same number (instant, text) in ``target``, by the exact
+    comparison a run makes (docs/semantics.md §4.1).  Arrow checks most casts
+    value by value (a fraction into an int, a decimal past its precision or
+    scale); an int into a float (Arrow refuses any past 2**53, exact or not), a
+    float into a decimal (Arrow rounds to the scale) and a decimal into a float
+    are compared exactly, per distinct value; the others (a float into a
+    narrower float, 2 into a bool, a time of day into a date) are cast back and
+    compared."""
     if have == "null":
         return values.cast(target)
     if have == "bool" and want != "bool":
         values, have = values.cast(pa.int8()), "int"
     if want == "decimal" and have == "int":  # (arrow sizes an int's decimal by its type)
-        digits = 20 + target.scale
-        wide = (
-            pa.decimal128(digits, target.scale)
-            if digits <= 38
-            else pa.decimal256(digits, target.scale)
-        )
+        scale = max(target.scale, 0)  # (a negative scale: rescaled below, exactly or not)
+        digits = 20 + scale
+        wide = pa.decimal128(digits, scale) if digits <= 38 else pa.decimal256(digits, scale)
         values = values.cast(wide)
+    if have == "int" and want == "float":
+        out = values.cast(target, safe=False)
+        return out if _same_numbers(values, out, _past_float_digits(values)) else None
     out = values.cast(target, safe=True)
-    unchecked = want in ("bool", "timestamp") or (
-        (want, have) in {("float", "float"), ("float", "decimal"), ("decimal", "float")}
-    )
+    if {have, want} == {"float", "decimal"}:
+        return out if _same_numbers(values, out) else None
+    unchecked = want in ("bool", "timestamp") or (want, have) == ("float", "float")
     if unchecked:
         try:
             same = pc.equal(out.cast(values.type, safe=True), values)
@@ -546,3 +550,29 @@ def _exactly(values: pa.ChunkedArray, target: pa.DataType, have: str, want: str)
         if same.null_count != values.null_count or pc.all(same).as_py() is False:
             return None
     return out
+
+
+def _past_float_digits(ints: pa.ChunkedArray) -> pa.Array:
+    """Where an integer is past 2**24 in magnitude (below it, float32 and float64
+    hold every integer exactly)."""
+    v = ints.combine_chunks().fill_null(0).to_numpy(zero_copy_only=False)
+    big = v > 2**24 if v.dtype.kind == "u" else (v > 2**24) | (v < -(2**24))
+    return pa.array(big)
+
+
+def _same_numbers(
+    before: pa.ChunkedArray, after: pa.ChunkedArray, rows: pa.Array | None = None
+) -> bool:
+    """Whether each value of ``after`` is the number at its place in ``before``
+    (of the ``rows`` only; ``None``: all), by Python's exact comparison of ints,
+    floats and decimals -- per distinct pair of values, not per row."""
+    pairs = pa.table({"before": before, "after": after})
+    if rows is not None:
+        pairs = pairs.filter(rows)
+    distinct = pairs.group_by(["before", "after"]).aggregate([])
+    for x, y in zip(
+        distinct.column("before").to_pylist(), distinct.column("after").to_pylist(), strict=True
+    ):
+        if (x is None) != (y is None) or (x is not None and x != y):
+            return False
+    return True
