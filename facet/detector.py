@@ -45,8 +45,9 @@ from facet.api import (
     reinterpretation_warnings,
     run_detection,
 )
+from facet.append_widening import first_change
 from facet.column_types import TextColumn, analyze, native_kind, parse_schema
-from facet.encoding import EncodedTable, unknown_column
+from facet.encoding import EncodedTable, one_array, unknown_column
 from facet.encoding_append import AppendState, extend, prepare
 from facet.errors import FacetInputError
 from facet.language.ast import DC
@@ -108,10 +109,12 @@ class Detector:
                 list(self._columns), source.num_rows,
             )  # fmt: skip
         self._kinds: dict[str, str] = {}
+        self._untyped: set[str] = set()
         self._enc: EncodedTable | None = None
         self._state = AppendState()
         self.initial = self._run(source, None, output, None, None, progress, None)
         self._table = source.table
+        self._untyped = self._without_values(self._table, None)
         self._state = self._prepare()
         self._shapes = [self._counter(normalize(dc)) for dc in self.dcs]
         self._tallies = self._build_tallies()
@@ -156,14 +159,15 @@ class Detector:
                 "append batches of the same kind as the first table"
             )
         part = loaded.table.select(self._columns)
+        table = self._table  # (a typed column without a value takes the batch's type)
         if not self._text:
-            part = self._conform(part, loaded.name)
+            table, part = self._conform(part, loaded.name)
         elif part.schema != self._table.schema:
             part = part.cast(self._table.schema)  # text columns: string layouts only
         if self._text:
-            self._refuse_lossy_widening(part, loaded.name)
-        combined = pa.concat_tables([self._table, part])
-        n_old = self._table.num_rows
+            self._refuse_changing_widening(part, loaded.name)
+        combined = pa.concat_tables([table, part])
+        n_old = table.num_rows
         scope = np.zeros(combined.num_rows, np.bool_)
         scope[n_old:] = True
         earlier = f" + {self._batches} earlier batch{'es' if self._batches > 1 else ''}"
@@ -174,7 +178,7 @@ class Detector:
             cols = list(self._columns)
             batch_source = Source(part, loaded.name, self._text, cols, part.num_rows)
             extended = extend(
-                self._enc, self._state, self._table, batch_source, self._use,
+                self._enc, self._state, table, batch_source, self._use,
                 self._batch_schema(), self.config,
             )  # fmt: skip
         source = Source(combined, name, self._text, list(self._columns), combined.num_rows)
@@ -198,6 +202,7 @@ class Detector:
         else:
             result = self._run(source, scope, output, out_path, limit, progress, timeout, encoded)
         self._table = combined  # the run succeeded: commit
+        self._untyped = self._without_values(part, self._untyped)
         self._scopes = self._scopes.appended(part)
         self._state = state if state is not None else self._prepare()
         self._enc = encoded if encoded is not None else self._enc
@@ -297,51 +302,87 @@ class Detector:
         n = self._table.num_rows
         return Source(self._table, self._name, self._text, list(self._columns), n)
 
-    def _conform(self, part: pa.Table, name: str) -> pa.Table:
-        """A typed batch's columns in the table's types, converted exactly or refused
-        (docs/semantics.md §11): of the same kind (numbers, booleans among them,
-        with numbers; text with text; dates and timestamps with either; ...), a
-        float NaN as NULL, and every value coming back from the table's type as it
-        was (a time of day into a date column, 2 into a boolean one: refused)."""
+    def _conform(self, part: pa.Table, name: str) -> tuple[pa.Table, pa.Table]:
+        """The table and a typed batch's columns in its types, converted exactly or
+        refused (docs/semantics.md §11): of the same kind (numbers, booleans among
+        them, with numbers; text with text; dates and timestamps with either; ...),
+        a float NaN as NULL, and every value the same number, instant or text in
+        the table's type (1.23 into a decimal column, a time of day into a date
+        column, 2 into a boolean one: refused).  A column of the table that holds
+        no value yet (all NULL, or the null type) takes the type of a batch column
+        that holds one: no comparison of its rows holds in any type."""
+        table = self._table
         cols = []
-        for field in self._table.schema:
+        for i, field in enumerate(self._table.schema):
             col = part.column(field.name)
             if col.type != field.type:
-                col = _converted(col, field, name)
+                if not _holds_value(col):  # NULL in any type
+                    col = pa.chunked_array([pa.nulls(len(col), field.type)], field.type)
+                elif field.name in self._untyped:
+                    field = field.with_type(col.type)
+                    old = pa.nulls(table.num_rows, col.type)
+                    table = table.set_column(i, field, pa.chunked_array([old], col.type))
+                else:
+                    col = _converted(col, field, name)
             cols.append(col)
-        return pa.table(cols, schema=self._table.schema)
+        return table, pa.table(cols, schema=table.schema)
 
-    def _refuse_lossy_widening(self, part: pa.Table, name: str) -> None:
-        """A CSV batch that would widen an int64 column to float64 (a fraction, or a
-        number past int64) is refused when the table holds a whole number float64
-        cannot hold exactly (past 2**53): widened, it would round, and the answers
-        already given (exact) would disagree with the ones to come."""
-        for c, kind in self._kinds.items():
-            if kind != "int" or self._schema.get(c, "number") != "number":
+    def _refuse_changing_widening(self, part: pa.Table, name: str) -> None:
+        """A CSV batch that widens int64 columns to float64 (a fraction, or a number
+        past int64, in a column of their component) is refused when float64 would
+        round a value or a constant so that a comparison already answered changes
+        (:func:`facet.append_widening.first_change`): the answers given (exact) would
+        disagree with the ones to come, and with one run of the whole table."""
+        widened: set[str] = set()
+        for comp in self._use.components:
+            numbers = [c for c in comp.columns if self._schema.get(c, "number") == "number"]
+            old = [c for c in numbers if self._kinds.get(c) == "int" and c not in self._untyped]
+            if not old or all(TextColumn(one_array(part.column(c))).integral for c in numbers):
                 continue
-            if TextColumn(part.column(c).combine_chunks()).integral:
-                continue  # (no widening)
-            ints = TextColumn(self._table.column(c).combine_chunks()).ints()
-            values = ints.drop_null().to_numpy()
-            big = values[(values > 2**53) | (values < -(2**53))]
-            f = big.astype(np.float64)  # exact where it comes back as the same int
-            inside = (f >= -(2.0**63)) & (f < 2.0**63)
-            back = np.where(inside, f, 0.0).astype(np.int64)
-            rounded = np.flatnonzero(~inside | (back != big))
-            if rounded.size:
-                lossy = int(big[rounded[0]])
-                raise FacetInputError(
-                    f"{name}: column '{c}' would widen from int64 to float64 (the batch "
-                    f"brings a fraction or a number past int64), but the table holds "
-                    f"{lossy}, which float64 cannot hold exactly; give the column's type "
-                    f"up front (schema {c}:float reads every value as float64, {c}:int "
-                    "reads fractions as NULL)"
-                )
+            widened.update(old)
+        if not widened:
+            return
+        change = first_change(self._table, widened, self._kinds, self.dcs)
+        if change is not None:
+            cols = sorted(widened, key=self._columns.index)
+            names = ", ".join(f"'{x}'" for x in cols)
+            floats, ints = (",".join(f"{x}:{k}" for x in cols) for k in ("float", "int"))
+            types = "columns' types" if len(cols) > 1 else "column's type"
+            raise FacetInputError(
+                f"{name}: column{'s' if len(cols) > 1 else ''} {names} would widen from "
+                f"int64 to float64 (the batch brings a fraction or a number past int64), "
+                f"but an answer already given would change: {change}; give the {types} up "
+                f"front (schema {floats} reads every value as float64, {ints} reads "
+                "fractions as NULL)"
+            )
+
+    def _without_values(self, table: pa.Table, among: set[str] | None) -> set[str]:
+        """The columns (``among`` them; ``None``: all) in which ``table`` (the base,
+        or a batch after rows without any) holds no value: untyped, they take their
+        type from the first batch that brings one (docs/semantics.md §11).  CSV: the
+        free columns of an ordered component none of which holds a value; typed:
+        a column all NULL (NaN, or the null type)."""
+        if not self._text:
+            cols = self._columns if among is None else [c for c in self._columns if c in among]
+            return {c for c in cols if not _holds_value(table.column(c))}
+        out: set[str] = set()
+        for comp in self._use.components:
+            free = [c for c in comp.columns if c not in self._schema]
+            if not comp.ordered or not free or (among is not None and free[0] not in among):
+                continue
+            if all(table.column(c).null_count == table.num_rows for c in free):
+                out.update(free)
+        return out
 
     def _schema_map(self) -> dict[str, str]:
-        """The types fixed by the first table: its CSV kinds (ints as numbers, so a
-        batch's fraction widens them), then the user's schema."""
-        fixed = {c: ("number" if k in ("int", "float") else k) for c, k in self._kinds.items()}
+        """The types fixed by the first rows holding a value: their CSV kinds (ints
+        as numbers, so a batch's fraction widens them; a column without a value yet
+        is left to the next run), then the user's schema."""
+        fixed = {
+            c: ("number" if k in ("int", "float") else k)
+            for c, k in self._kinds.items()
+            if c not in self._untyped
+        }
         return {**fixed, **self._schema}
 
     def _counter(self, nd: Any) -> tuple[Any, tuple] | None:
@@ -407,7 +448,7 @@ class Detector:
         fraction in an int64 column changes the typing: the whole table is encoded
         again)."""
         fixed = {c: ("float" if k == "float" else "number" if k == "int" else k)
-                 for c, k in self._kinds.items()}  # fmt: skip
+                 for c, k in self._kinds.items() if c not in self._untyped}  # fmt: skip
         return {**fixed, **self._schema}
 
     def _prepare(self) -> AppendState:
@@ -447,9 +488,9 @@ class Detector:
 
         result = run_detection(opener, output, out_path, limit, self.mode, progress, timeout)
         enc = self._enc = opened[0].enc
-        kinds = {c: enc.kinds[c] for c in self._use.columns} if enc.from_text else {}
+        kinds = {c: _column_kind(enc, c) for c in self._use.columns} if enc.from_text else {}
         for c, k in kinds.items():
-            if self._kinds.get(c) == "int" and k == "float":
+            if self._kinds.get(c) == "int" and k == "float" and c not in self._untyped:
                 result.warnings.append(
                     f"{source.name}: column '{c}' widened from int64 to float64 (a batch "
                     "brought a fraction or a number past int64); earlier answers are "
@@ -480,6 +521,25 @@ class _ScopedSession:
                 Monitor(), scope=scope, encoded=enc,
             ).session  # fmt: skip
         return getattr(self._session, attr)
+
+
+def _column_kind(enc: EncodedTable, c: str) -> str:
+    """A CSV column's own kind in ``enc`` ('int' or 'float' for a number; a
+    component mixes them where ``schema`` declares one of its columns)."""
+    typ = (enc.recipes.get(c) or (None, ""))[0]
+    if typ == pa.int64():
+        return "int"
+    if typ == pa.float64():
+        return "float"
+    return enc.kinds[c]
+
+
+def _holds_value(col: pa.ChunkedArray) -> bool:
+    """Whether ``col`` holds a value (not NULL, not a float NaN)."""
+    n = len(col) - col.null_count
+    if n and pa.types.is_floating(col.type):
+        n -= int(pc.sum(pc.is_nan(col)).as_py() or 0)
+    return n > 0
 
 
 #: kinds (facet.column_types.native_kind) one family of comparable values
@@ -518,27 +578,31 @@ def _converted(col: pa.ChunkedArray, field: pa.Field, name: str) -> pa.ChunkedAr
 
 
 def _exactly(values: pa.ChunkedArray, target: pa.DataType, have: str, want: str) -> Any:
-    """``values`` cast to ``target``, ``None`` where a value would change.  Arrow
-    checks most casts value by value (a fraction into an int, an int past 2**53
-    into a float, a decimal past its precision); the others (a float into a
-    narrower float or a decimal, a decimal into a float, 2 into a bool, a time of
-    day into a date) are cast back and compared."""
+    """``values`` cast to ``target``, ``None`` where a value would change: each
+    value must be the same number (instant, text) in ``target``, by the exact
+    comparison a run makes (docs/semantics.md §4.1).  Arrow checks most casts
+    value by value (a fraction into an int, a decimal past its precision or
+    scale); an int into a float (Arrow refuses any past 2**53, exact or not), a
+    float into a decimal (Arrow rounds to the scale) and a decimal into a float
+    are compared exactly, per distinct value; the others (a float into a
+    narrower float, 2 into a bool, a time of day into a date) are cast back and
+    compared."""
     if have == "null":
         return values.cast(target)
     if have == "bool" and want != "bool":
         values, have = values.cast(pa.int8()), "int"
     if want == "decimal" and have == "int":  # (arrow sizes an int's decimal by its type)
-        digits = 20 + target.scale
-        wide = (
-            pa.decimal128(digits, target.scale)
-            if digits <= 38
-            else pa.decimal256(digits, target.scale)
-        )
+        scale = max(target.scale, 0)  # (a negative scale: rescaled below, exactly or not)
+        digits = 20 + scale
+        wide = pa.decimal128(digits, scale) if digits <= 38 else pa.decimal256(digits, scale)
         values = values.cast(wide)
+    if have == "int" and want == "float":
+        out = values.cast(target, safe=False)
+        return out if _same_numbers(values, out, _past_float_digits(values)) else None
     out = values.cast(target, safe=True)
-    unchecked = want in ("bool", "timestamp") or (
-        (want, have) in {("float", "float"), ("float", "decimal"), ("decimal", "float")}
-    )
+    if {have, want} == {"float", "decimal"}:
+        return out if _same_numbers(values, out) else None
+    unchecked = want in ("bool", "timestamp") or (want, have) == ("float", "float")
     if unchecked:
         try:
             same = pc.equal(out.cast(values.type, safe=True), values)
@@ -547,3 +611,29 @@ def _exactly(values: pa.ChunkedArray, target: pa.DataType, have: str, want: str)
         if same.null_count != values.null_count or pc.all(same).as_py() is False:
             return None
     return out
+
+
+def _past_float_digits(ints: pa.ChunkedArray) -> pa.Array:
+    """Where an integer is past 2**24 in magnitude (below it, float32 and float64
+    hold every integer exactly)."""
+    v = ints.combine_chunks().fill_null(0).to_numpy(zero_copy_only=False)
+    big = v > 2**24 if v.dtype.kind == "u" else (v > 2**24) | (v < -(2**24))
+    return pa.array(big)
+
+
+def _same_numbers(
+    before: pa.ChunkedArray, after: pa.ChunkedArray, rows: pa.Array | None = None
+) -> bool:
+    """Whether each value of ``after`` is the number at its place in ``before``
+    (of the ``rows`` only; ``None``: all), by Python's exact comparison of ints,
+    floats and decimals -- per distinct pair of values, not per row."""
+    pairs = pa.table({"before": before, "after": after})
+    if rows is not None:
+        pairs = pairs.filter(rows)
+    distinct = pairs.group_by(["before", "after"]).aggregate([])
+    for x, y in zip(
+        distinct.column("before").to_pylist(), distinct.column("after").to_pylist(), strict=True
+    ):
+        if (x is None) != (y is None) or (x is not None and x != y):
+            return False
+    return True

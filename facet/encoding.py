@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from facet.column_types import (
+    ISO_RE,
     NUMBER_RE,
     ColumnUse,
     Component,
@@ -201,7 +202,9 @@ def text_kinds(
     """The kind each CSV text column of ``comp`` is read as ('int', 'float',
     'timestamp', 'text', or its ``schema`` kind): an ordered component is
     timestamps when more of its values are ISO dates than numbers, else numbers
-    -- int64 when every number is whole and fits, else float64."""
+    -- int64 when every number is whole and fits, else float64.  Free columns
+    that hold no value at all take the kind of the component's declared columns,
+    else the one its constants suggest (:func:`kind_without_values`)."""
     inferred = None
     if comp.ordered and any(c not in schema for c in comp.columns):
         free = [facts[c] for c in comp.columns if c not in schema]
@@ -209,7 +212,9 @@ def text_kinds(
         n_num = sum(t.n_num for t in free)
         # a value is never both a number and an ISO date: count dates only if they could win
         n_iso = sum(t.n_iso for t in free) if n_nonempty - n_num > n_num else 0
-        if n_nonempty > 0 and n_num == 0 and n_iso == 0:
+        if n_nonempty == 0:
+            inferred = kind_without_values(comp, schema)
+        elif n_num == 0 and n_iso == 0:
             cols = ", ".join(f"'{c}'" for c in comp.columns if c not in schema)
             dc, _ = use.ordering_dc(comp)
             raise DataError(
@@ -217,7 +222,8 @@ def text_kinds(
                 f"({dc.where()}) but none of its values is a number or an ISO date; "
                 f"fix the data or declare its type with --schema"
             )
-        inferred = "timestamp" if n_iso > n_num else "number"
+        else:
+            inferred = "timestamp" if n_iso > n_num else "number"
         for c in comp.columns:  # an ordered column in which no value parses: an error
             f = facts.get(c)
             if c in schema or f is None or f.nonempty == 0:
@@ -243,6 +249,22 @@ def text_kinds(
         for c in numbers:
             kinds[c] = "int" if integral else "float"
     return kinds
+
+
+def kind_without_values(comp: Component, schema: dict[str, str]) -> str:
+    """The kind of an ordered CSV component's free columns when none of them holds
+    a value (every value NULL: no predicate on them holds, whatever the kind): the
+    kind of a column ``schema`` declares in it ('number' for a number kind), else
+    'timestamp' when more of its constants are ISO dates than numbers, else
+    'number' -- so that neither a declared column nor a constant is a type clash."""
+    for c in comp.columns:
+        k = schema.get(c)
+        if k is not None:
+            return "number" if k in ("int", "float", "number") else k
+    texts = [k.text.strip() for k in comp.constants]
+    n_num = sum(re.fullmatch(NUMBER_RE, t) is not None for t in texts)
+    n_iso = sum(re.fullmatch(ISO_RE, t) is not None for t in texts)
+    return "timestamp" if n_iso > n_num else "number"
 
 
 def component_arrays(
@@ -487,7 +509,7 @@ def _constant_value(
                 f"{where}: constant {const.as_text()} is compared with {what} column "
                 f"'{column}'; write {hint}, or declare the column as text with --schema"
             )
-        return _number_constant(_decimal_constant(text), column_type)
+        return _number_constant(decimal_constant(text), column_type)
     if kind == "timestamp":
         unit = "ns" if constant_unit(const.text) == "ns" else "us"  # ns only when needed
         try:
@@ -525,7 +547,7 @@ def _constant_value(
 _FAR_EXPONENT = 1000
 
 
-def _decimal_constant(text: str) -> Decimal:
+def decimal_constant(text: str) -> Decimal:
     """A number constant's exact value (``text`` matches ``NUMBER_RE``); one far beyond
     every column value (its leading digit beyond 10**+-1000) as +-1e1000 or
     +-1e-1000, which compare alike with every column value and which ``Decimal``

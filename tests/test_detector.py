@@ -194,8 +194,8 @@ def test_widening_a_column_whose_whole_numbers_float64_would_round_is_refused(tm
     """Widened to float64, 2**53 + 1 would round to 2**53: the base's answer (exact
     ints: one pair) and the batch's (float64: the two equal) would disagree, and
     base + batch would not be the whole table's run (a probe's finding).  Refused,
-    naming the column and the value; the detector is unchanged, and a schema given
-    up front types every value as float64 from the start."""
+    naming the comparison that would change; the detector is unchanged, and a schema
+    given up front types every value as float64 from the start."""
     base, batch = tmp_path / "base.csv", tmp_path / "batch.csv"
     base.write_text("a\n9007199254740993\n9007199254740992\n")
     batch.write_text("a\n0.5\n9007199254740993\n")
@@ -206,8 +206,10 @@ def test_widening_a_column_whose_whole_numbers_float64_would_round_is_refused(tm
         FacetInputError,
         match=re.escape(
             "batch.csv: column 'a' would widen from int64 to float64 (the batch brings a "
-            "fraction or a number past int64), but the table holds 9007199254740993, which "
-            "float64 cannot hold exactly; give the column's type up front (schema a:float"
+            "fraction or a number past int64), but an answer already given would change: "
+            "--dc:1: t.a < t'.a holds for 9007199254740992 and 9007199254740993, but not "
+            "once float64 rounds them to 9007199254740992 and 9007199254740992; give the "
+            "column's type up front (schema a:float"
         ),
     ):
         det.append(batch)  # fmt: skip

@@ -1127,6 +1127,26 @@ def test_csv_reads_as_the_local_loader_reads_it(spark, tmp_path, name):
         assert outcomes[0][:2] == (5, [2, 3])
 
 
+def test_an_ordered_csv_column_without_values_types_as_locally(spark, tmp_path):
+    """An ordered CSV component without a value takes its declared column's kind,
+    else its constants' (docs/semantics.md §4.3; a date constant or a declared
+    timestamp column clashed with the int64 it took): Spark decides it as the local
+    engine does, from the merged counts."""
+    cases = [
+        ("d,k\n", ["not(t.d > '2024-01-01')", "not(t.d < t'.d and t.k = t'.k)"], None),
+        ("d,k\n,x\n,y\n", ["not(t.d >= '2024-01-01T10:00')"], None),
+        ("a,b\n,2024-01-01\n,2024-01-02\n", ["not(t.a < t'.b)", "not(t.b < t'.b)"], "b:timestamp"),
+    ]
+    for i, (text, rules, schema) in enumerate(cases):
+        path = tmp_path / f"e{i}.csv"
+        path.write_text(text)
+        local = facet.detect(str(path), dcs=rules, schema=schema, output="pairs")
+        dist = facet.detect(str(path), dcs=rules, schema=schema, engine="spark", output="pairs")
+        got = [[d.violations for d in r.dcs] for r in (local, dist)]
+        assert got[0] == got[1] and _pair_set(local) == _pair_set(dist), text
+        assert got[0][-1] == (1 if schema else 0), text
+
+
 @pytest.mark.parametrize("name", ["t.arrow", "t.feather", "t.parq", "t-no-extension"])
 def test_files_facet_loads_for_spark_count_as_locally(spark, tmp_path, name):
     """An Arrow IPC file (or a Parquet file by a name Spark's reader does not

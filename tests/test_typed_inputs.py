@@ -713,6 +713,33 @@ def test_an_ordered_column_of_impossible_dates_is_an_error(tmp_path):
     assert rc == 2 and "none of its values is a number or an ISO date" in err
 
 
+def test_an_ordered_component_without_values_takes_a_declared_or_constant_kind(tmp_path):
+    """docs/semantics.md §4.3 item 5: an ordered CSV column with no value (empty
+    fields, or a header-only file) took int64, so a declared timestamp column it is
+    compared with, or a date constant, was a type clash (exit 2); it takes the
+    declared kind, else its constants' (none holds: all NULL)."""
+    csv = tmp_path / "e.csv"
+    csv.write_text("a,b\n,2024-01-01\n,2024-01-02\n")
+    head = tmp_path / "h.csv"
+    head.write_text("a,b\n")
+    for path in (csv, head):
+        for args in (
+            ("--dc", "not(t.a < t'.b)", "--schema", "b:timestamp"),
+            ("--dc", "not(t.a < t'.b)", "--schema", "b:text"),
+            ("--dc", "not(t.a > '2024-01-01')", "--dc", "not(t.a <= t'.a)"),
+            ("--dc", "not(t.a >= '2024-01-01T00:00:00.123456789')"),
+            ("--dc", "not(t.a > 5)", "--dc", "not(t.a < 9007199254740993.5)"),
+        ):
+            rc, out, err = cli_count(path, *args)
+            assert rc == 0, (path.name, args, err)
+            assert [d["violations"] for d in out["dcs"]] == [0] * len(out["dcs"])
+    # the constants disagree: the kind most of them suggest, and the others clash
+    rc, _, err = cli_count(
+        csv, "--dc", "not(t.a > 5 and t.a < 7)", "--dc", "not(t.a < '2024-01-01')"
+    )
+    assert rc == 2 and "constant \"2024-01-01\" is compared with numeric column 'a'" in err
+
+
 def test_fractions_past_nanoseconds_are_cut_to_microseconds(tmp_path):
     csv = tmp_path / "d.csv"
     csv.write_text("a\n2020-01-01T00:00:00.0000000001\n2020-01-01T00:00:00\n2020-01-01T00:00:01\n")
