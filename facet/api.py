@@ -34,7 +34,7 @@ from facet.language.ast import DC
 from facet.language.parser import parse_dc, parse_rules, read_rules
 from facet.language.where import parse_where
 from facet.loading import load
-from facet.planner.config import DEFAULT, Config
+from facet.planner.config import Config, config_or_default
 from facet.planner.explain import plan_record, with_actuals
 from facet.progress import (
     MAX_TIMEOUT,
@@ -134,7 +134,7 @@ def open_session(
         engine = "spark"
     if engine not in ENGINES:
         raise FacetInputError(f"unknown engine '{engine}'; use one of {', '.join(ENGINES)}")
-    config = config or DEFAULT
+    config = config_or_default(config)
     dc_list = load_dcs(rules, dcs)
     schema_map = parse_schema(schema)
     scope = None if where is None else parse_where(where)
@@ -472,9 +472,13 @@ def detect(
     """
     if output not in OUTPUTS:
         raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
-    if limit is not None and limit < 0:
-        raise FacetInputError(f"--limit must be >= 0, got {limit}")
-    if timeout is not None and not (0 < timeout <= MAX_TIMEOUT):
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise FacetInputError(f"--limit must be a whole number >= 0, got {limit!r}")
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not (0 < timeout <= MAX_TIMEOUT)
+    ):
         raise FacetInputError(
             f"--timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT:.0e}, "
             f"got {timeout}"

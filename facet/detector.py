@@ -53,7 +53,7 @@ from facet.language.ast import DC
 from facet.language.normalize import normalize
 from facet.language.where import parse_where
 from facet.loading import Source, load
-from facet.planner.config import DEFAULT, Config
+from facet.planner.config import Config, config_or_default
 from facet.progress import Monitor, ProgressCallback
 from facet.result import DCResult, Result
 from facet.scope_columns import ScopeColumns, where_columns
@@ -82,7 +82,7 @@ class Detector:
         where_columns: Iterable[str] = (),
     ) -> None:
         self.dcs = load_dcs(rules, dcs)
-        self.config = config or DEFAULT
+        self.config = config_or_default(config)
         self.mode = mode
         self._on_warning = on_warning
         self._schema = parse_schema(schema)

@@ -384,3 +384,15 @@ _RULES: dict[str, _Rule] = {
 
 
 DEFAULT = Config()
+
+
+def config_or_default(config: Any) -> Config:
+    """``config`` (None: :data:`DEFAULT`), refused unless it is a :class:`Config`."""
+    if config is None:
+        return DEFAULT
+    if not isinstance(config, Config):
+        raise FacetInputError(
+            f"config={_repr(config)}: expected a facet.Config (e.g. facet.Config(threads=2)), "
+            f"got {type(config).__name__}"
+        )
+    return config

@@ -4,6 +4,7 @@ range; every value it accepts gives the answer of the default config (tests/naiv
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -252,3 +253,23 @@ def test_the_reported_crashes_are_refused_by_config(field, value, valid):
     )  # fmt: skip
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr[-2000:])
     assert proc.stdout == f"Config.{field}={value}: expected {valid}\n"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"config": "fast"}, "config='fast': expected a facet.Config"),
+        ({"config": {"threads": 1}}, "config={'threads': 1}: expected a facet.Config"),
+        ({"limit": "3"}, "--limit must be a whole number >= 0, got '3'"),
+        ({"limit": 1.5}, "--limit must be a whole number >= 0, got 1.5"),
+        ({"timeout": "5"}, "--timeout must be a number of seconds > 0"),
+    ],
+)
+def test_settings_of_the_wrong_type_are_input_errors(kwargs, message):
+    with pytest.raises(facet.FacetInputError, match=re.escape(message)):
+        facet.detect(TABLE, dcs=DCS[:1], output="pairs", **kwargs)
+    if "config" in kwargs:
+        with pytest.raises(facet.FacetInputError, match=re.escape(message)):
+            facet.Detector(TABLE, dcs=DCS[:1], config=kwargs["config"])
+        with pytest.raises(facet.FacetInputError, match=re.escape(message)):
+            facet.explain(TABLE, dcs=DCS[:1], config=kwargs["config"])
