@@ -31,6 +31,7 @@ from facet.engine.spark import is_spark_frame, spark_failure, task_input_excepti
 from facet.engine.warmup import loaded, run_kernels, warmup
 from facet.errors import EngineError, FacetError, FacetInputError
 from facet.language.ast import DC
+from facet.language.errors import warn
 from facet.language.parser import parse_dc, parse_rules, read_rules
 from facet.language.where import parse_where
 from facet.loading import load
@@ -315,7 +316,9 @@ def explain(
     """The plan of every DC (``facet explain``): stages, algorithms, storage,
     estimates; with ``analyze=True`` it runs them and adds what actually ran
     (sizes, seconds, storage).  ``where``: plans of a scoped run (as
-    :func:`detect`)."""
+    :func:`detect`).  Warnings: as :func:`detect`'s."""
+    if on_warning is None:
+        on_warning = warn
     if output not in OUTPUTS:
         raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
     try:
@@ -469,7 +472,15 @@ def detect(
     Pairs or blocks kept in memory (no ``out``) are first checked against the
     memory available (``$FACET_MEMORY_AVAILABLE`` overrides the figure): a DC
     whose pairs would not fit raises :class:`FacetInputError` before any is listed.
+
+    Warnings (values read as NULL, a column that compares as numbers or as text;
+    docs/semantics.md §9) are kept in ``result.warnings`` and passed to
+    ``on_warning``; without it each is issued as a :class:`facet.FacetWarning`
+    through Python's :mod:`warnings` (``warnings.simplefilter("error",
+    facet.FacetWarning)`` turns them into exceptions).
     """
+    if on_warning is None:
+        on_warning = warn
     if output not in OUTPUTS:
         raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
@@ -988,43 +999,81 @@ def reinterpretation_warnings(
     """docs/semantics.md §4.3: warn when one DC's order predicate turns another
     DC's =/!= column of CSV text numeric (``kinds``: each column's type,
     ``ordered``: whether its component is ordered; ``where``: a parsed ``--where``,
-    whose comparisons order columns too)."""
-    out: list[str] = []
+    whose comparisons order columns too).  One warning per cause (what orders
+    the columns, and what they compare as), naming its columns and the DCs that
+    compare them with =/!= only."""
     if not from_text:
-        return out
+        return []
 
     def order_columns(group: list[DC]) -> set[str]:
         return {c.name for d in group for p in d.predicates if p.is_order for c in p.columns()}
 
     by_dcs = order_columns(dcs)
     by_where = set() if where is None else order_columns(where.dcs()) - by_dcs
-    seen: set[str] = set()
-    for dc in dcs:
-        ordered_here: set[str] = set()
-        for p in dc.predicates:
-            if p.is_order:
-                ordered_here.update(c.name for c in p.columns())
+    #: (why, as timestamps?) -> (its columns, its DCs), in the order first met
+    causes: dict[tuple[str, bool], tuple[dict[str, None], dict[int, DC]]] = {}
+    for i, dc in enumerate(dcs):
+        ordered_here = order_columns([dc])
         for p in dc.predicates:
             if p.is_order:
                 continue
             for c in p.columns():
                 if (
-                    c.name not in ordered_here
-                    and ordered.get(c.name)
-                    and kinds.get(c.name) in ("int", "float", "timestamp")
-                    and c.name not in seen
+                    c.name in ordered_here
+                    or not ordered.get(c.name)
+                    or kinds.get(c.name) not in ("int", "float", "timestamp")
                 ):
-                    seen.add(c.name)
-                    if c.name in by_dcs:  # (ordered in another DC: not in this one)
-                        why = "another DC orders it with < <= > >="
-                    elif c.name in by_where:
-                        why = "--where orders it with < <= > >="
-                    else:  # its type came along a column-to-column predicate
-                        why = "a column it is compared with is ordered with < <= > >="
-                    what, alike = _AS_ORDERED[kinds[c.name] == "timestamp"]
-                    out.append(
-                        f"{dc.where()}: column '{c.name}' compares as {what} here because "
-                        f"{why}; values that differ as text but not as {what} ({alike}) count "
-                        "as equal"
-                    )
-    return out
+                    continue
+                if c.name in by_dcs:  # (ordered in another DC: not in this one)
+                    why = "another DC orders {it}"
+                elif c.name in by_where:
+                    why = "--where orders {it}"
+                else:  # its type came along a column-to-column predicate
+                    why = "a column {it} {is} compared with is ordered"
+                columns, found = causes.setdefault((why, kinds[c.name] == "timestamp"), ({}, {}))
+                columns[c.name] = None
+                found[dc.id if dc.id is not None else i] = dc
+    return [
+        _reinterpretation(list(columns), found, why, timestamps)
+        for (why, timestamps), (columns, found) in causes.items()
+    ]
+
+
+def _reinterpretation(columns: list[str], found: dict[int, DC], why: str, timestamps: bool) -> str:
+    """One cause's warning: ``file:line: column 'c' compares as numbers here
+    because ...`` for one column of one DC, else its columns and ``(DCs 1, 3-5)``."""
+    what, alike = _AS_ORDERED[timestamps]
+    one = len(columns) == 1
+    shown = ", ".join(f"'{c}'" for c in columns[:_NAMED])
+    if len(columns) > _NAMED:
+        shown += f" and {len(columns) - _NAMED} more"
+    subject = f"column {shown} compares" if one else f"columns {shown} compare"
+    why = why.format(it="it" if one else "them", **{"is": "is" if one else "are"})
+    text = (
+        f"as {what} because {why} with < <= > >=; values that differ as text but not as "
+        f"{what} ({alike}) count as equal"
+    )
+    if len(found) == 1:
+        (dc,) = found.values()
+        return f"{dc.where()}: {subject} {text.replace('because', 'here because', 1)}"
+    sources = {dc.source for dc in found.values()}
+    (source,) = sources if len(sources) == 1 else (None,)
+    prefix = "" if source is None else f"{source}: "
+    return f"{prefix}{subject} {text} (DCs {_id_ranges(sorted(found))})"
+
+
+#: columns a warning names at most
+_NAMED = 12
+
+
+def _id_ranges(ids: list[int]) -> str:
+    """``0, 2-5, 9``: sorted ids, runs of three or more as ranges."""
+    out: list[str] = []
+    k = 0
+    while k < len(ids):
+        j = k
+        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
+            j += 1
+        out.extend([f"{ids[k]}-{ids[j]}"] if j - k >= 2 else map(str, ids[k : j + 1]))
+        k = j + 1
+    return ", ".join(out)

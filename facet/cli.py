@@ -488,7 +488,16 @@ def _width() -> int:
     return max(shutil.get_terminal_size((100, 24)).columns, 60)
 
 
+#: the warnings printed by this command (each is printed once)
+_warned: set[str] = set()
+
+
 def _warn(msg: str) -> None:
+    """The command's one way to print a warning (the API's ``on_warning``: no
+    Python warning is issued besides), each distinct one once."""
+    if msg in _warned:
+        return
+    _warned.add(msg)
     line = f"{PROG}: warning: {msg}"
     if _display is not None:
         _display.write(line)  # above the progress display
@@ -889,6 +898,7 @@ def _texts_as_utf8(args: argparse.Namespace) -> None:
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    _warned.clear()
     debug = "--debug" in argv
     try:
         parser = build_parser()

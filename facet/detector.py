@@ -50,6 +50,7 @@ from facet.encoding import EncodedTable, unknown_column
 from facet.encoding_append import AppendState, extend, prepare
 from facet.errors import FacetInputError
 from facet.language.ast import DC
+from facet.language.errors import warn
 from facet.language.normalize import normalize
 from facet.language.where import parse_where
 from facet.loading import Source, load
@@ -84,7 +85,7 @@ class Detector:
         self.dcs = load_dcs(rules, dcs)
         self.config = config_or_default(config)
         self.mode = mode
-        self._on_warning = on_warning
+        self._on_warning = on_warning if on_warning is not None else warn
         self._schema = parse_schema(schema)
         self._use = analyze(self.dcs)
         self._columns = self._use.columns + [c for c in self._schema if c not in self._use.columns]
