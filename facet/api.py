@@ -123,6 +123,7 @@ def open_session(
     master: str | None = None,
     id_column: str | None = None,
     where: str | None = None,
+    delimiter: str | None = None,
 ) -> Opened:
     """Parse the DCs, load the columns they use, type and encode them, and
     open a session on the engine.  ``outputs`` / ``execute``: the outputs the run
@@ -130,7 +131,8 @@ def open_session(
     ``monitor``: the run's progress events and deadline (the phases ``load``,
     ``compile`` or ``warmup``, ``encode``).  ``where``: scope the run to the rows
     satisfying it (:mod:`facet.language.where`); its comparisons type the
-    columns as the DCs' do."""
+    columns as the DCs' do.  ``delimiter``: a CSV file's (None: sniffed from its
+    header, :func:`facet.loading.sniff_delimiter`)."""
     if is_spark_frame(data):
         engine = "spark"
     if engine not in ENGINES:
@@ -150,7 +152,7 @@ def open_session(
     if engine == "spark":
         monitor.start("load")
         opened = _open_spark(
-            data, dc_list, use, schema_map, config, master, id_column, on_warning, scope
+            data, dc_list, use, schema_map, config, master, id_column, on_warning, scope, delimiter
         )
         monitor.end()
         # the Python workers import facet and load the kernels the tasks will run,
@@ -164,7 +166,7 @@ def open_session(
         return opened
     t0 = time.perf_counter()
     monitor.start("load")
-    source = load(data, columns=use.columns + [c for c in schema_map if c not in use.columns])
+    source = load(data, use.columns + [c for c in schema_map if c not in use.columns], delimiter)
     monitor.end()
     opened = open_local(
         source, dc_list, use, schema_map, config, outputs, execute, monitor,
@@ -266,6 +268,7 @@ def _open_spark(
     id_column: str | None,
     on_warning: Callable[[str], None] | None,
     where: Any = None,
+    delimiter: str | None = None,
 ) -> Opened:
     """A session on the Spark engine: the table read and numbered by Spark,
     typed once for all tasks (facet/engine/spark/); scoped by ``where`` (a
@@ -277,7 +280,7 @@ def _open_spark(
 
     t0 = time.perf_counter()
     spark = data.sparkSession if is_spark_frame(data) else spark_session(master)
-    table = spark_table(spark, data, use, schema_map, id_column)
+    table = spark_table(spark, data, use, schema_map, id_column, delimiter)
     spec = TaskSpec(
         table.name, table.text, table.all_columns, dc_list, use, table.schema,
         config.but(threads=1), frame_names=table.frame_names, where=where,
@@ -312,21 +315,44 @@ def explain(
     master: str | None = None,
     id_column: str | None = None,
     where: str | None = None,
+    delimiter: str | None = None,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
     """The plan of every DC (``facet explain``): stages, algorithms, storage,
     estimates; with ``analyze=True`` it runs them and adds what actually ran
     (sizes, seconds, storage).  ``where``: plans of a scoped run (as
-    :func:`detect`).  Warnings: as :func:`detect`'s."""
+    :func:`detect`).  Warnings, ``delimiter`` and ``timeout``: as :func:`detect`'s."""
     if on_warning is None:
         on_warning = warn
     if output not in OUTPUTS:
         raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
+    _check_timeout(timeout)
+    monitor = Monitor(None, timeout)
     try:
-        return _explain(data, rules, dcs, output, analyze, schema, on_warning, config, engine,
-                        master, id_column, where)  # fmt: skip
-    except Exception as err:  # noqa: BLE001 - Spark's errors as facet's
+        with monitor.alarm():
+            return _explain(data, rules, dcs, output, analyze, schema, on_warning, config,
+                            engine, master, id_column, where, delimiter, monitor)  # fmt: skip
+    except DeadlineExceeded:
+        raise
+    except Exception as err:  # noqa: BLE001 - Spark's errors as facet's; the alarm's
+        exceeded = deadline_in(err) or monitor.fired
+        if exceeded is not None:
+            raise DeadlineExceeded(exceeded.seconds, exceeded.where) from err
         _raise_spark_error(err)
         raise
+
+
+def _check_timeout(timeout: Any) -> None:
+    """Refuse a ``timeout`` that is not a number of seconds in (0, MAX_TIMEOUT]."""
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not (0 < timeout <= MAX_TIMEOUT)
+    ):
+        raise FacetInputError(
+            f"--timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT:.0e}, "
+            f"got {timeout}"
+        )
 
 
 def _explain(
@@ -342,6 +368,8 @@ def _explain(
     master: str | None,
     id_column: str | None,
     where: str | None,
+    delimiter: str | None = None,
+    monitor: Monitor | None = None,
 ) -> dict[str, Any]:
     opened = open_session(
         data,
@@ -356,11 +384,18 @@ def _explain(
         master=master,
         id_column=id_column,
         where=where,
+        delimiter=delimiter,
+        monitor=monitor,
     )
     session = opened.session
     session.estimates = True
     records = []
+    if monitor is not None:
+        monitor.describe = lambda i: _describe(session.dcs[i], i)
+        monitor.start("count", len(session.dcs))
     for i, dc in enumerate(session.dcs):
+        if monitor is not None:
+            monitor.dc_started(i)
         t = time.perf_counter()
         plan = session.plan(i, output)
         stats_seconds = session.statistics_seconds.get((i, output), 0.0)
@@ -422,6 +457,7 @@ def detect(
     id_column: str | None = None,
     where: str | None = None,
     sort: bool = False,
+    delimiter: str | None = None,
 ) -> Result:
     """Find every violation of the DCs in ``data``.
 
@@ -431,6 +467,9 @@ def detect(
     ``out`` those stream to a Parquet/CSV/Arrow file, otherwise they are kept
     in the result (``result.pairs()`` / ``result.blocks()``).  ``limit`` caps
     pairs (blocks) per DC.  ``schema``: ``"col:type,..."`` overriding CSV typing.
+    ``delimiter``: a CSV file's delimiter, one character (``"tab"`` for a tab); by
+    default it is sniffed from the header among ``, ; tab |`` (``,`` when that is
+    ambiguous; docs/semantics.md §4.2).
     ``config``: planning/execution thresholds (:class:`facet.planner.config.Config`).
     ``mode``: how many DCs run -- ``sequential``, ``parallel``, ``cost-trie`` or
     ``freq-trie`` (shared refinement prefixes); every mode gives the same answers.
@@ -485,15 +524,7 @@ def detect(
         raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise FacetInputError(f"--limit must be a whole number >= 0, got {limit!r}")
-    if timeout is not None and (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, int | float)
-        or not (0 < timeout <= MAX_TIMEOUT)
-    ):
-        raise FacetInputError(
-            f"--timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT:.0e}, "
-            f"got {timeout}"
-        )
+    _check_timeout(timeout)
     out_path = None if out is None else os.fspath(out)
     if out_path is not None:
         out_format(out_path, allow_json=output == "count")
@@ -522,6 +553,7 @@ def detect(
             master=master,
             id_column=id_column,
             where=where,
+            delimiter=delimiter,
         )
         if ignored is not None:
             opened.warnings.append(ignored)

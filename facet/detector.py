@@ -67,6 +67,9 @@ class Detector:
     >>> det.initial.total_violations                   # the base table's run
     >>> res = det.append("batch.csv")                  # violations holding a new row
     >>> det.totals()                                   # running totals per DC
+
+    ``delimiter``: CSV files' delimiter, the table's and every batch's (None: each
+    sniffed from its header, as :func:`facet.detect` does).
     """
 
     def __init__(
@@ -81,6 +84,7 @@ class Detector:
         on_warning: Any = None,
         output: str = "count",
         where_columns: Iterable[str] = (),
+        delimiter: str | None = None,
     ) -> None:
         self.dcs = load_dcs(rules, dcs)
         self.config = config_or_default(config)
@@ -91,7 +95,9 @@ class Detector:
         self._columns = self._use.columns + [c for c in self._schema if c not in self._use.columns]
         self._columns += [c for c in dict.fromkeys(where_columns) if c not in self._columns]
         start = time.perf_counter()
-        source = load(data, columns=self._columns)
+        #: CSV files' delimiter, the table's and every batch's (None: sniffed from each)
+        self._delimiter = delimiter
+        source = load(data, self._columns, delimiter)
         self._load_seconds = time.perf_counter() - start
         for c in where_columns:
             if c not in source.all_columns:
@@ -140,7 +146,7 @@ class Detector:
         return the violations holding at least one of its rows (their tids follow
         the table's).  On any error the detector is left as it was."""
         start = time.perf_counter()
-        loaded = load(batch, columns=self._columns)
+        loaded = load(batch, self._columns, self._delimiter)
         self._load_seconds = time.perf_counter() - start
         missing = [c for c in self._columns if c not in loaded.all_columns]
         if missing:

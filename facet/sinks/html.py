@@ -51,9 +51,11 @@ def report_html(
     max_rows: int = MAX_ROWS,
     partners: int = PARTNERS,
     title: str | None = None,
+    delimiter: str | None = None,
 ) -> str:
     """The report of ``result`` as one HTML document.  ``data``: the table to show
-    (default: ``result.source`` read again, all of its columns)."""
+    (default: ``result.source`` read again, all of its columns; ``delimiter``: a CSV
+    file's, None: sniffed)."""
     session = result._session
     if session is None:
         raise FacetInputError("the report needs a local-engine result (facet.detect(...))")
@@ -64,7 +66,7 @@ def report_html(
                 f"{result.source} is not a file"
             )
         data = result.source
-    table = load(data).table
+    table = load(data, delimiter=delimiter).table
     if table.num_rows != result.rows:
         raise FacetInputError(
             f"the data to show has {table.num_rows} rows but the result {result.rows}"
