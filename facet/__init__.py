@@ -33,6 +33,7 @@ _EXPORTS = {
     "EngineError": "facet.errors",
     "FacetError": "facet.errors",
     "FacetInputError": "facet.errors",
+    "FacetWarning": "facet.errors",
     "DC": "facet.language",
     "parse_dc": "facet.language",
     "parse_rules": "facet.language",
@@ -51,6 +52,7 @@ __all__ = [
     "EngineError",
     "FacetError",
     "FacetInputError",
+    "FacetWarning",
     "Result",
     "detect",
     "explain",
@@ -63,7 +65,13 @@ __all__ = [
 if TYPE_CHECKING:
     from facet.api import detect, explain, load_dcs
     from facet.detector import Detector
-    from facet.errors import DCSyntaxError, EngineError, FacetError, FacetInputError
+    from facet.errors import (
+        DCSyntaxError,
+        EngineError,
+        FacetError,
+        FacetInputError,
+        FacetWarning,
+    )
     from facet.language import DC, parse_dc, parse_rules, read_rules
     from facet.planner.config import Config
     from facet.result import DCResult, Result

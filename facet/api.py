@@ -32,10 +32,11 @@ from facet.engine.spark import is_spark_frame, spark_failure, task_input_excepti
 from facet.engine.warmup import KERNELS, compile_kernels, loaded, run_kernels, warmup
 from facet.errors import EngineError, FacetError, FacetInputError
 from facet.language.ast import DC
+from facet.language.errors import warn
 from facet.language.parser import parse_dc, parse_rules, read_rules
 from facet.language.where import parse_where
 from facet.loading import load
-from facet.planner.config import DEFAULT, Config
+from facet.planner.config import Config, config_or_default
 from facet.planner.explain import plan_record, with_actuals
 from facet.progress import (
     MAX_TIMEOUT,
@@ -123,6 +124,7 @@ def open_session(
     master: str | None = None,
     id_column: str | None = None,
     where: str | None = None,
+    delimiter: str | None = None,
 ) -> Opened:
     """Parse the DCs, load the columns they use, type and encode them, and
     open a session on the engine.  ``outputs`` / ``execute``: the outputs the run
@@ -130,12 +132,13 @@ def open_session(
     ``monitor``: the run's progress events and deadline (the phases ``load``,
     ``compile`` or ``warmup``, ``encode``).  ``where``: scope the run to the rows
     satisfying it (:mod:`facet.language.where`); its comparisons type the
-    columns as the DCs' do."""
+    columns as the DCs' do.  ``delimiter``: a CSV file's (None: sniffed from its
+    header, :func:`facet.loading.sniff_delimiter`)."""
     if is_spark_frame(data):
         engine = "spark"
     if engine not in ENGINES:
         raise FacetInputError(f"unknown engine '{engine}'; use one of {', '.join(ENGINES)}")
-    config = config or DEFAULT
+    config = config_or_default(config)
     dc_list = load_dcs(rules, dcs)
     schema_map = parse_schema(schema)
     scope = None if where is None else parse_where(where)
@@ -150,7 +153,7 @@ def open_session(
     if engine == "spark":
         monitor.start("load")
         opened = _open_spark(
-            data, dc_list, use, schema_map, config, master, id_column, on_warning, scope
+            data, dc_list, use, schema_map, config, master, id_column, on_warning, scope, delimiter
         )
         monitor.end()
         # the Python workers import facet and load the kernels the tasks will run,
@@ -164,7 +167,7 @@ def open_session(
         return opened
     t0 = time.perf_counter()
     monitor.start("load")
-    source = load(data, columns=use.columns + [c for c in schema_map if c not in use.columns])
+    source = load(data, use.columns + [c for c in schema_map if c not in use.columns], delimiter)
     monitor.end()
     opened = open_local(
         source, dc_list, use, schema_map, config, outputs, execute, monitor,
@@ -279,6 +282,7 @@ def _open_spark(
     id_column: str | None,
     on_warning: Callable[[str], None] | None,
     where: Any = None,
+    delimiter: str | None = None,
 ) -> Opened:
     """A session on the Spark engine: the table read and numbered by Spark,
     typed once for all tasks (facet/engine/spark/); scoped by ``where`` (a
@@ -290,7 +294,7 @@ def _open_spark(
 
     t0 = time.perf_counter()
     spark = data.sparkSession if is_spark_frame(data) else spark_session(master)
-    table = spark_table(spark, data, use, schema_map, id_column)
+    table = spark_table(spark, data, use, schema_map, id_column, delimiter)
     spec = TaskSpec(
         table.name, table.text, table.all_columns, dc_list, use, table.schema,
         config.but(threads=1), frame_names=table.frame_names, where=where,
@@ -326,20 +330,49 @@ def explain(
     id_column: str | None = None,
     where: str | None = None,
     progress: ProgressCallback | None = None,
+    delimiter: str | None = None,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
     """The plan of every DC (``facet explain``): stages, algorithms, storage,
     estimates; with ``analyze=True`` it runs them and adds what actually ran
     (sizes, seconds, storage).  ``where``: plans of a scoped run (as
     :func:`detect`).  ``progress``: the events of opening the run (``load``,
-    ``compile`` or ``warmup``, ``encode``), as :func:`detect` reports them."""
+    ``compile`` or ``warmup``, ``encode``), as :func:`detect` reports them.
+    Warnings, ``delimiter`` and ``timeout``: as :func:`detect`'s."""
+    if on_warning is None:
+        on_warning = warn
     if output not in OUTPUTS:
         raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
-    try:
-        return _explain(data, rules, dcs, output, analyze, schema, on_warning, config, engine,
-                        master, id_column, where, Monitor(progress))  # fmt: skip
-    except Exception as err:  # noqa: BLE001 - Spark's errors as facet's
-        _raise_spark_error(err)
-        raise
+    _check_timeout(timeout)
+    monitor = Monitor(progress, timeout)
+
+    def work() -> dict[str, Any]:
+        try:
+            return _explain(data, rules, dcs, output, analyze, schema, on_warning, config,
+                            engine, master, id_column, where, delimiter, monitor)  # fmt: skip
+        except DeadlineExceeded:
+            raise
+        except Exception as err:  # noqa: BLE001 - Spark's errors as facet's
+            exceeded = deadline_in(err) or monitor.stopped
+            if exceeded is not None:
+                raise DeadlineExceeded(exceeded.seconds, exceeded.where) from err
+            _raise_spark_error(err)
+            raise
+
+    return work() if monitor.deadline is None else within_deadline(work, monitor)
+
+
+def _check_timeout(timeout: Any) -> None:
+    """Refuse a ``timeout`` that is not a number of seconds in (0, MAX_TIMEOUT]."""
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not (0 < timeout <= MAX_TIMEOUT)
+    ):
+        raise FacetInputError(
+            f"--timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT:.0e}, "
+            f"got {timeout}"
+        )
 
 
 def _explain(
@@ -355,6 +388,7 @@ def _explain(
     master: str | None,
     id_column: str | None,
     where: str | None,
+    delimiter: str | None,
     monitor: Monitor,
 ) -> dict[str, Any]:
     opened = open_session(
@@ -370,12 +404,18 @@ def _explain(
         master=master,
         id_column=id_column,
         where=where,
+        delimiter=delimiter,
         monitor=monitor,
     )
     session = opened.session
     session.estimates = True
     records = []
+    if monitor is not None:
+        monitor.describe = lambda i: _describe(session.dcs[i], i)
+        monitor.start("count", len(session.dcs))
     for i, dc in enumerate(session.dcs):
+        if monitor is not None:
+            monitor.dc_started(i)
         t = time.perf_counter()
         plan = session.plan(i, output)
         stats_seconds = session.statistics_seconds.get((i, output), 0.0)
@@ -437,6 +477,7 @@ def detect(
     id_column: str | None = None,
     where: str | None = None,
     sort: bool = False,
+    delimiter: str | None = None,
 ) -> Result:
     """Find every violation of the DCs in ``data``.
 
@@ -446,6 +487,9 @@ def detect(
     ``out`` those stream to a Parquet/CSV/Arrow file, otherwise they are kept
     in the result (``result.pairs()`` / ``result.blocks()``).  ``limit`` caps
     pairs (blocks) per DC.  ``schema``: ``"col:type,..."`` overriding CSV typing.
+    ``delimiter``: a CSV file's delimiter, one character (``"tab"`` for a tab); by
+    default it is sniffed from the header among ``, ; tab |`` (``,`` when that is
+    ambiguous; docs/semantics.md §4.2).
     ``config``: planning/execution thresholds (:class:`facet.planner.config.Config`).
     ``mode``: how many DCs run -- ``sequential``, ``parallel``, ``cost-trie`` or
     ``freq-trie`` (shared refinement prefixes); every mode gives the same answers.
@@ -487,16 +531,20 @@ def detect(
     Pairs or blocks kept in memory (no ``out``) are first checked against the
     memory available (``$FACET_MEMORY_AVAILABLE`` overrides the figure): a DC
     whose pairs would not fit raises :class:`FacetInputError` before any is listed.
+
+    Warnings (values read as NULL, a column that compares as numbers or as text;
+    docs/semantics.md §9) are kept in ``result.warnings`` and passed to
+    ``on_warning``; without it each is issued as a :class:`facet.FacetWarning`
+    through Python's :mod:`warnings` (``warnings.simplefilter("error",
+    facet.FacetWarning)`` turns them into exceptions).
     """
+    if on_warning is None:
+        on_warning = warn
     if output not in OUTPUTS:
         raise FacetInputError(f"unknown output '{output}'; use one of {', '.join(OUTPUTS)}")
-    if limit is not None and limit < 0:
-        raise FacetInputError(f"--limit must be >= 0, got {limit}")
-    if timeout is not None and not (0 < timeout <= MAX_TIMEOUT):
-        raise FacetInputError(
-            f"--timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT:.0e}, "
-            f"got {timeout}"
-        )
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise FacetInputError(f"--limit must be a whole number >= 0, got {limit!r}")
+    _check_timeout(timeout)
     out_path = None if out is None else os.fspath(out)
     if out_path is not None:
         out_format(out_path, allow_json=output == "count")
@@ -525,6 +573,7 @@ def detect(
             master=master,
             id_column=id_column,
             where=where,
+            delimiter=delimiter,
         )
         if ignored is not None:
             opened.warnings.append(ignored)
@@ -582,7 +631,7 @@ def run_detection(
             run.session.engine.on_step = None
 
 
-def within_deadline(work: Callable[[], Result], monitor: Monitor, run: _Run) -> Result:
+def within_deadline(work: Callable[[], Any], monitor: Monitor, run: _Run | None = None) -> Any:
     """``work()`` on a thread of its own while this one waits for it until the
     monitor's deadline (docs/semantics.md §9): the deadline holds in every phase,
     whatever runs there (a numba kernel, Arrow's reader, a compiling kernel, a
@@ -611,7 +660,7 @@ def within_deadline(work: Callable[[], Result], monitor: Monitor, run: _Run) -> 
     except BaseException as err:
         monitor.stop(err if isinstance(err, DeadlineExceeded) else None)
         thread.join(0.2)  # a run in Python code stops at its next check
-        if thread.is_alive():
+        if thread.is_alive() and run is not None:
             _abandon_output(run)
         raise
     ok, value = box[0]
@@ -1052,43 +1101,81 @@ def reinterpretation_warnings(
     """docs/semantics.md §4.3: warn when one DC's order predicate turns another
     DC's =/!= column of CSV text numeric (``kinds``: each column's type,
     ``ordered``: whether its component is ordered; ``where``: a parsed ``--where``,
-    whose comparisons order columns too)."""
-    out: list[str] = []
+    whose comparisons order columns too).  One warning per cause (what orders
+    the columns, and what they compare as), naming its columns and the DCs that
+    compare them with =/!= only."""
     if not from_text:
-        return out
+        return []
 
     def order_columns(group: list[DC]) -> set[str]:
         return {c.name for d in group for p in d.predicates if p.is_order for c in p.columns()}
 
     by_dcs = order_columns(dcs)
     by_where = set() if where is None else order_columns(where.dcs()) - by_dcs
-    seen: set[str] = set()
-    for dc in dcs:
-        ordered_here: set[str] = set()
-        for p in dc.predicates:
-            if p.is_order:
-                ordered_here.update(c.name for c in p.columns())
+    #: (why, as timestamps?) -> (its columns, its DCs), in the order first met
+    causes: dict[tuple[str, bool], tuple[dict[str, None], dict[int, DC]]] = {}
+    for i, dc in enumerate(dcs):
+        ordered_here = order_columns([dc])
         for p in dc.predicates:
             if p.is_order:
                 continue
             for c in p.columns():
                 if (
-                    c.name not in ordered_here
-                    and ordered.get(c.name)
-                    and kinds.get(c.name) in ("int", "float", "timestamp")
-                    and c.name not in seen
+                    c.name in ordered_here
+                    or not ordered.get(c.name)
+                    or kinds.get(c.name) not in ("int", "float", "timestamp")
                 ):
-                    seen.add(c.name)
-                    if c.name in by_dcs:  # (ordered in another DC: not in this one)
-                        why = "another DC orders it with < <= > >="
-                    elif c.name in by_where:
-                        why = "--where orders it with < <= > >="
-                    else:  # its type came along a column-to-column predicate
-                        why = "a column it is compared with is ordered with < <= > >="
-                    what, alike = _AS_ORDERED[kinds[c.name] == "timestamp"]
-                    out.append(
-                        f"{dc.where()}: column '{c.name}' compares as {what} here because "
-                        f"{why}; values that differ as text but not as {what} ({alike}) count "
-                        "as equal"
-                    )
-    return out
+                    continue
+                if c.name in by_dcs:  # (ordered in another DC: not in this one)
+                    why = "another DC orders {it}"
+                elif c.name in by_where:
+                    why = "--where orders {it}"
+                else:  # its type came along a column-to-column predicate
+                    why = "a column {it} {is} compared with is ordered"
+                columns, found = causes.setdefault((why, kinds[c.name] == "timestamp"), ({}, {}))
+                columns[c.name] = None
+                found[dc.id if dc.id is not None else i] = dc
+    return [
+        _reinterpretation(list(columns), found, why, timestamps)
+        for (why, timestamps), (columns, found) in causes.items()
+    ]
+
+
+def _reinterpretation(columns: list[str], found: dict[int, DC], why: str, timestamps: bool) -> str:
+    """One cause's warning: ``file:line: column 'c' compares as numbers here
+    because ...`` for one column of one DC, else its columns and ``(DCs 1, 3-5)``."""
+    what, alike = _AS_ORDERED[timestamps]
+    one = len(columns) == 1
+    shown = ", ".join(f"'{c}'" for c in columns[:_NAMED])
+    if len(columns) > _NAMED:
+        shown += f" and {len(columns) - _NAMED} more"
+    subject = f"column {shown} compares" if one else f"columns {shown} compare"
+    why = why.format(it="it" if one else "them", **{"is": "is" if one else "are"})
+    text = (
+        f"as {what} because {why} with < <= > >=; values that differ as text but not as "
+        f"{what} ({alike}) count as equal"
+    )
+    if len(found) == 1:
+        (dc,) = found.values()
+        return f"{dc.where()}: {subject} {text.replace('because', 'here because', 1)}"
+    sources = {dc.source for dc in found.values()}
+    (source,) = sources if len(sources) == 1 else (None,)
+    prefix = "" if source is None else f"{source}: "
+    return f"{prefix}{subject} {text} (DCs {_id_ranges(sorted(found))})"
+
+
+#: columns a warning names at most
+_NAMED = 12
+
+
+def _id_ranges(ids: list[int]) -> str:
+    """``0, 2-5, 9``: sorted ids, runs of three or more as ranges."""
+    out: list[str] = []
+    k = 0
+    while k < len(ids):
+        j = k
+        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
+            j += 1
+        out.extend([f"{ids[k]}-{ids[j]}"] if j - k >= 2 else map(str, ids[k : j + 1]))
+        k = j + 1
+    return ", ".join(out)

@@ -127,6 +127,78 @@ WHERE_HELP = (
 )
 
 
+def _shared_options() -> argparse.ArgumentParser:
+    """The options every command takes: the table, its DCs and scope, how its CSV is
+    read, the time limit and what is printed."""
+    shared = _Parser(add_help=False)
+    shared.add_argument(
+        "data", metavar="DATA", help="table to check: .csv (.tsv), .parquet or .arrow file"
+    )
+    shared.add_argument(
+        "--rules",
+        "-r",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="rules file, one DC per line (repeatable)",
+    )
+    shared.add_argument(
+        "--dc",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="a DC given inline, e.g. \"not(t.zip = t'.zip and t.city != t'.city)\" or "
+        "'zip -> city' (repeatable; numbered after the rules file's DCs)",
+    )
+    shared.add_argument("--where", metavar="EXPR", action=_Once, help=WHERE_HELP)
+    shared.add_argument(
+        "--schema",
+        metavar="COL:TYPE,...",
+        action=_SchemaAppend,
+        help="override CSV typing, e.g. 'zip:text,salary:int' "
+        "(types: int, float, number, text, timestamp)",
+    )
+    shared.add_argument(
+        "--delimiter",
+        metavar="CHAR",
+        help="the CSV delimiter, e.g. ';', '|' or tab (default: sniffed from the header "
+        "among , ; tab |, and ',' when that is ambiguous)",
+    )
+    shared.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop after SECONDS of wall-clock time: exit 3, one line, nothing left at --out",
+    )
+    shared.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="no progress display and no informational lines on stderr "
+        "(warnings and errors still print)",
+    )
+    shared.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    return shared
+
+
+def _engine_options() -> argparse.ArgumentParser:
+    """``--engine`` and ``--master`` (detect, explain)."""
+    engines = _Parser(add_help=False)
+    engines.add_argument(
+        "--engine",
+        choices=tuple(ENGINES),
+        default="local",
+        help="engine that runs the plans: local (this machine) or spark (PySpark)",
+    )
+    engines.add_argument(
+        "--master",
+        metavar="URL",
+        default=None,
+        help="Spark master for --engine spark (default local[*]; sc://HOST for Spark Connect)",
+    )
+    return engines
+
+
 def build_parser() -> argparse.ArgumentParser:
     from facet import __version__
 
@@ -136,30 +208,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"facet {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    shared, engines = _shared_options(), _engine_options()
     d = sub.add_parser(
         "detect",
+        parents=[shared, engines],
         help="count (and list) the violations of denial constraints",
         description="Count, and optionally list, the violations of denial constraints in DATA "
         "(CSV, Parquet or Arrow IPC).",
     )
-    d.add_argument("data", metavar="DATA", help="table to check: .csv, .parquet or .arrow file")
-    d.add_argument(
-        "--rules",
-        "-r",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="rules file, one DC per line (repeatable)",
-    )
-    d.add_argument(
-        "--dc",
-        action="append",
-        default=[],
-        metavar="TEXT",
-        help="a DC given inline, e.g. \"not(t.zip = t'.zip and t.city != t'.city)\" or "
-        "'zip -> city' (repeatable; numbered after the rules file's DCs)",
-    )
-    d.add_argument("--where", metavar="EXPR", action=_Once, help=WHERE_HELP)
     d.add_argument(
         "--append",
         action="append",
@@ -193,59 +249,23 @@ def build_parser() -> argparse.ArgumentParser:
         "the first N of that order (row outputs always come in their documented order)",
     )
     d.add_argument(
-        "--schema",
-        metavar="COL:TYPE,...",
-        action=_SchemaAppend,
-        help="override CSV typing, e.g. 'zip:text,salary:int' "
-        "(types: int, float, number, text, timestamp)",
-    )
-    d.add_argument(
-        "--engine",
-        choices=tuple(ENGINES),
-        default="local",
-        help="engine that runs the plans: local (this machine) or spark (PySpark)",
-    )
-    d.add_argument(
-        "--master",
-        metavar="URL",
-        default=None,
-        help="Spark master for --engine spark (default local[*]; sc://HOST for Spark Connect)",
-    )
-    d.add_argument(
         "--mode",
         choices=("sequential", "parallel", "cost-trie", "freq-trie"),
         default="sequential",
         help="how several DCs run: one by one, on parallel threads, or sharing refinement "
         "prefixes in a trie (cost- or frequency-ordered); answers are the same",
     )
-    d.add_argument(
-        "--timeout",
-        type=_seconds,
-        metavar="SECONDS",
-        help="stop after SECONDS of wall-clock time: exit 3, one line, nothing left at --out",
-    )
-    d.add_argument(
-        "--quiet",
-        "-q",
-        action="store_true",
-        help="no progress display and no informational lines on stderr "
-        "(warnings and errors still print)",
-    )
     d.add_argument("--exit-zero", action="store_true", help="exit 0 even when violations are found")
-    d.add_argument("--debug", action="store_true", help="show tracebacks on errors")
 
     e = sub.add_parser(
         "explain",
+        parents=[shared, engines],
         help="show the plan facet will run for each DC",
         description="Show, for every DC, its stages in order: predicate, algorithm, tid "
         "storage, estimated cardinality and pairs; --analyze runs the plan and adds actual "
         "sizes and seconds per stage.",
     )
-    e.add_argument("data", metavar="DATA", help="table: .csv, .parquet or .arrow file")
-    e.add_argument("--rules", "-r", action="append", default=[], metavar="FILE")
-    e.add_argument("--dc", action="append", default=[], metavar="TEXT")
-    e.add_argument("--where", metavar="EXPR", action=_Once, help=WHERE_HELP)
-    e.add_argument("--format", choices=("text", "json"), default="text")
+    e.add_argument("--format", choices=("text", "json"), default="text", help="report format")
     e.add_argument(
         "--output",
         choices=("count", "pairs", "blocks"),
@@ -253,43 +273,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="the sink to plan for (counting refines only the equalities)",
     )
     e.add_argument("--analyze", action="store_true", help="run the plan and report actuals")
-    e.add_argument(
-        "--engine",
-        choices=tuple(ENGINES),
-        default="local",
-        help="engine that runs the plans: local (this machine) or spark (PySpark)",
-    )
-    e.add_argument(
-        "--master",
-        metavar="URL",
-        default=None,
-        help="Spark master for --engine spark (default local[*]; sc://HOST for Spark Connect)",
-    )
-    e.add_argument("--schema", metavar="COL:TYPE,...", action=_SchemaAppend)
-    e.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     r = sub.add_parser(
         "report",
+        parents=[shared],
         help="write an HTML report: the data with suspect cells marked, each violation explained",
         description="Detect, then write one self-contained HTML file (no network needed): a "
         "summary and chart of violations per DC, the data with violating rows first and suspect "
         "cells shaded, and for a selected cell the DCs it breaks with a partner row's values "
         "(docs/report.md).",
     )
-    r.add_argument("data", metavar="DATA", help="table: .csv, .parquet or .arrow file")
-    r.add_argument("--rules", "-r", action="append", default=[], metavar="FILE")
-    r.add_argument("--dc", action="append", default=[], metavar="TEXT")
     r.add_argument("--out", "-o", required=True, metavar="FILE.html", help="the report to write")
-    r.add_argument("--where", metavar="EXPR", action=_Once, help=WHERE_HELP)
     r.add_argument("--engine", choices=("local",), default="local", help="local (this machine)")
-    r.add_argument("--schema", metavar="COL:TYPE,...", action=_SchemaAppend)
     r.add_argument(
         "--max-rows", type=_nonneg_int, default=10_000, metavar="N",
         help="rows of the data embedded at most, violating rows first (default 10000)",
     )  # fmt: skip
-    r.add_argument("--timeout", type=_seconds, metavar="SECONDS")
     r.add_argument("--exit-zero", action="store_true", help="exit 0 even when violations are found")
-    r.add_argument("--quiet", "-q", action="store_true", help="no progress display")
-    r.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return p
 
 
@@ -489,7 +488,16 @@ def _width() -> int:
     return max(shutil.get_terminal_size((100, 24)).columns, 60)
 
 
+#: the warnings printed by this command (each is printed once)
+_warned: set[str] = set()
+
+
 def _warn(msg: str) -> None:
+    """The command's one way to print a warning (the API's ``on_warning``: no
+    Python warning is issued besides), each distinct one once."""
+    if msg in _warned:
+        return
+    _warned.add(msg)
     line = f"{PROG}: warning: {msg}"
     if _display is not None:
         _display.write(line)  # above the progress display
@@ -559,6 +567,8 @@ def run_explain(args: argparse.Namespace) -> int:
             master=args.master,
             where=args.where,
             progress=_display,
+            delimiter=args.delimiter,
+            timeout=args.timeout,
         )
     if args.format == "json":
         sys.stdout.write(json.dumps(doc) + "\n")
@@ -625,6 +635,7 @@ def run_detect(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             where=args.where,
             sort=args.sort,
+            delimiter=args.delimiter,
         )
     with _summary_after(result.out):
         if args.format == "json":
@@ -669,8 +680,9 @@ def run_report(args: argparse.Namespace) -> int:
             result = detect(
                 args.data, rules or None, dcs=args.dc, schema=args.schema, on_warning=_warn,
                 progress=_display, timeout=args.timeout, where=args.where,
+                delimiter=args.delimiter,
             )  # fmt: skip
-        write_report(result, out, args.data, max_rows=args.max_rows)
+        write_report(result, out, args.data, max_rows=args.max_rows, delimiter=args.delimiter)
     except BaseException:
         out.abort()
         raise
@@ -704,7 +716,7 @@ def run_batches(args: argparse.Namespace, rules: list[Any]) -> int:
     with _shown(args):
         det = Detector(
             args.data, rules or None, dcs=args.dc, schema=args.schema, mode=args.mode,
-            on_warning=_warn, output=args.output, progress=_display,
+            on_warning=_warn, output=args.output, progress=_display, delimiter=args.delimiter,
         )  # fmt: skip
     if args.sort:
         det.initial.sort_output()
@@ -909,6 +921,7 @@ def _texts_as_utf8(args: argparse.Namespace) -> None:
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    _warned.clear()
     debug = "--debug" in argv
     try:
         parser = build_parser()

@@ -51,10 +51,11 @@ from facet.encoding import EncodedTable, one_array, unknown_column
 from facet.encoding_append import AppendState, extend, prepare
 from facet.errors import FacetInputError
 from facet.language.ast import DC
+from facet.language.errors import warn
 from facet.language.normalize import normalize
 from facet.language.where import parse_where
 from facet.loading import Source, load
-from facet.planner.config import DEFAULT, Config
+from facet.planner.config import Config, config_or_default
 from facet.progress import Monitor, ProgressCallback
 from facet.result import DCResult, Result
 from facet.scope_columns import ScopeColumns, where_columns
@@ -67,6 +68,9 @@ class Detector:
     >>> det.initial.total_violations                   # the base table's run
     >>> res = det.append("batch.csv")                  # violations holding a new row
     >>> det.totals()                                   # running totals per DC
+
+    ``delimiter``: CSV files' delimiter, the table's and every batch's (None: each
+    sniffed from its header, as :func:`facet.detect` does).
     """
 
     def __init__(
@@ -82,17 +86,20 @@ class Detector:
         output: str = "count",
         where_columns: Iterable[str] = (),
         progress: ProgressCallback | None = None,
+        delimiter: str | None = None,
     ) -> None:
         self.dcs = load_dcs(rules, dcs)
-        self.config = config or DEFAULT
+        self.config = config_or_default(config)
         self.mode = mode
-        self._on_warning = on_warning
+        self._on_warning = on_warning if on_warning is not None else warn
         self._schema = parse_schema(schema)
         self._use = analyze(self.dcs)
         self._columns = self._use.columns + [c for c in self._schema if c not in self._use.columns]
         self._columns += [c for c in dict.fromkeys(where_columns) if c not in self._columns]
         start = time.perf_counter()
-        source = load(data, columns=self._columns)
+        #: CSV files' delimiter, the table's and every batch's (None: sniffed from each)
+        self._delimiter = delimiter
+        source = load(data, self._columns, delimiter)
         self._load_seconds = time.perf_counter() - start
         for c in where_columns:
             if c not in source.all_columns:
@@ -143,7 +150,7 @@ class Detector:
         return the violations holding at least one of its rows (their tids follow
         the table's).  On any error the detector is left as it was."""
         start = time.perf_counter()
-        loaded = load(batch, columns=self._columns)
+        loaded = load(batch, self._columns, self._delimiter)
         self._load_seconds = time.perf_counter() - start
         missing = [c for c in self._columns if c not in loaded.all_columns]
         if missing:

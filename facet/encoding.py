@@ -158,12 +158,25 @@ class PendingRow:
 
 def unknown_column(name: str, source: Source, where: str) -> FacetInputError:
     """The error for a column ``source`` lacks, suggesting the closest name."""
-    return unknown_column_named(name, source.all_columns, source.name, where)
+    return unknown_column_named(name, source.all_columns, source.name, where, source.delimiter)
 
 
-def unknown_column_named(name: str, columns: list[str], table: str, where: str) -> FacetInputError:
+def unknown_column_named(
+    name: str, columns: list[str], table: str, where: str, delimiter: str | None = None
+) -> FacetInputError:
     """The error for a column ``table`` (of ``columns``) lacks: names are
-    case-sensitive, so a name that differs only in case is the first suggestion."""
+    case-sensitive, so a name that differs only in case is the first suggestion.
+    ``delimiter``: what a CSV file was split on; a header read as one column says
+    so, and how to name another delimiter."""
+    if delimiter is not None and len(columns) == 1:
+        split = "a tab" if delimiter == "\t" else f"'{delimiter}'"
+        seen = [c for c in ";|:\t^~# " if c in columns[0] and c != delimiter]
+        other = {"\t": "tab", " ": "' '"}.get(seen[0], f"'{seen[0]}'") if seen else "';'"
+        return FacetInputError(
+            f"{where}: unknown column '{_shown(name)}' in {table}, whose header split on "
+            f"{split} is one column, '{_shown(columns[0])}'; if the file uses another "
+            f"delimiter, name it with --delimiter (Python: delimiter=), e.g. --delimiter {other}"
+        )
     same = [c for c in columns if c.casefold() == name.casefold()]
     if not same and len(name) <= _LONG_NAME:  # (difflib is quadratic in the length)
         same = difflib.get_close_matches(name, [c for c in columns if len(c) <= _LONG_NAME], n=1)

@@ -11,6 +11,7 @@ from facet.language.errors import (
     EngineError,
     FacetError,
     FacetInputError,
+    FacetWarning,
 )
 
 __all__ = [
@@ -23,4 +24,5 @@ __all__ = [
     "EngineError",
     "FacetError",
     "FacetInputError",
+    "FacetWarning",
 ]

@@ -16,6 +16,7 @@ import contextlib
 import csv
 import dataclasses
 import io
+import itertools
 import lzma
 import os
 import sys
@@ -28,7 +29,7 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from facet.errors import DataError
+from facet.errors import DataError, FacetInputError
 
 _PARQUET = {".parquet", ".pq", ".parq"}
 _IPC = {".arrow", ".feather", ".ipc", ".arrows"}
@@ -53,6 +54,8 @@ class Source:
     #: ``load(..., others=True)``: the columns outside the used ones that could not be
     #: read (a corrupt Parquet or Arrow column), each with why; the table holds NULLs there
     unreadable: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: the delimiter a CSV file was split on (None: not read as CSV)
+    delimiter: str | None = None
 
 
 def source_name(data: Any) -> str:
@@ -61,10 +64,81 @@ def source_name(data: Any) -> str:
     return f"<{type(data).__module__.split('.')[0]}.{type(data).__name__}>"
 
 
-def csv_delimiter(path: Path) -> str | None:
-    """The delimiter of a file read as CSV (``,``; a tab for ``.tsv``/``.tab``),
-    or None for a Parquet or Arrow IPC file (by extension, else first bytes; §4.2)."""
-    return {"csv": ",", "tsv": "\t"}.get(_kind_of(path))
+#: the delimiters a CSV header is sniffed for (§4.2)
+SNIFFED = (",", ";", "\t", "|")
+
+
+def parse_delimiter(text: str | None) -> str | None:
+    """A ``--delimiter`` / ``delimiter=``: one character (``tab`` or ``\\t`` for a
+    tab), not a quote or a line break; None: sniffed from the header."""
+    if text is None:
+        return None
+    value = {"tab": "\t", "\\t": "\t"}.get(text.lower() if isinstance(text, str) else "", text)
+    if not isinstance(value, str) or len(value) != 1 or value in '"\r\n' or not value.isascii():
+        raise FacetInputError(
+            f"--delimiter {text!r}: expected one ASCII character other than a quote or a line "
+            "break, e.g. ';', '|' or 'tab' (Python: delimiter=)"
+        )
+    return value
+
+
+def sniff_delimiter(path: Path, default: str = ",") -> str:
+    """The delimiter of a CSV file, from its header record (§4.2): the one of
+    :data:`SNIFFED` that splits it into more columns than each other one does
+    (quoted fields respected), when the records that follow in the file's first
+    bytes (at least one) split into as many; else ``default``."""
+    try:
+        with _open(path) as stream:
+            data = _read(stream, _HEADER_READ)
+    except (OSError, pa.ArrowException, lzma.LZMAError, EOFError):
+        return default  # (the reader reports it)
+    text = data.decode("utf-8-sig", errors="surrogateescape")
+    counts = {}
+    for d in SNIFFED:
+        try:
+            record, _ = _first_record(text, d)
+        except csv.Error:
+            record = None
+        counts[d] = len(record or ())
+    best = max(counts.values())
+    winners = [d for d, k in counts.items() if k == best]
+    if len(winners) > 1 or winners[0] == default:
+        return default
+    return (
+        winners[0] if _records_agree(text, winners[0], best, len(data) < _HEADER_READ) else default
+    )
+
+
+def _records_agree(text: str, delimiter: str, width: int, whole: bool) -> bool:
+    """Whether the records after the header in ``text`` (the file's first bytes; its
+    last record is cut short unless ``whole``), at most 100 and at least one, hold
+    ``width`` fields each."""
+    seen = 0
+    try:
+        with _no_field_limit():
+            reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+            next(reader, None)
+            records = list(itertools.islice(reader, 101))
+    except csv.Error:
+        return False
+    if not whole or len(records) > 100:
+        records = records[:-1]  # (may be cut short)
+    for record in records:
+        if record:  # (an empty line is another error, reported as such)
+            if len(record) != width:
+                return False
+            seen += 1
+    return seen > 0
+
+
+def csv_delimiter(path: Path, delimiter: str | None = None) -> str | None:
+    """The delimiter of a file read as CSV: ``delimiter`` if given, else a tab for
+    ``.tsv``/``.tab`` and for other names sniffed from the header (``,`` when that is
+    ambiguous); None for a Parquet or Arrow IPC file (by extension, else first bytes; §4.2)."""
+    kind = _kind_of(path)
+    if kind not in ("csv", "tsv") or delimiter is not None:
+        return None if kind not in ("csv", "tsv") else delimiter
+    return "\t" if kind == "tsv" else sniff_delimiter(path)
 
 
 def _kind_of(path: Path) -> str:
@@ -252,6 +326,8 @@ def _locate(path: Path, delimiter: str, names: list[str], checked: list[int]) ->
                     f"line {line} has {len(fields)} field{'s' if len(fields) != 1 else ''} but "
                     f"the header has {ncols}; give every record {ncols} fields, and quote "
                     f'("...") fields that hold {_delimiter_name(delimiter)}, a line break or a quote'
+                    f" (or name the file's delimiter with --delimiter, if it is not "
+                    f"{_delimiter_name(delimiter)})"
                 )
             for i in checked:
                 if fields and not _is_utf8(fields[i]):
@@ -461,7 +537,7 @@ def read_csv(
         table = _text_where_utf8(table, loose)
     elif not wanted:
         table = table.select([])
-    return Source(table, name, True, header.names, num_rows)
+    return Source(table, name, True, header.names, num_rows, delimiter)
 
 
 def _text_where_utf8(table: pa.Table, loose: frozenset[str]) -> pa.Table:
@@ -618,7 +694,13 @@ def _from_polars(data: Any, name: str, columns: list[str] | None, others: bool =
     return Source(table, name, False, header, data.height)
 
 
-def _load_path(path: Path, name: str, columns: list[str] | None, others: bool = False) -> Source:
+def _load_path(
+    path: Path,
+    name: str,
+    columns: list[str] | None,
+    others: bool = False,
+    delimiter: str | None = None,
+) -> Source:
     kind = _kind_of(path)
     if kind == "parquet":
         import pyarrow.parquet as pq
@@ -658,7 +740,9 @@ def _load_path(path: Path, name: str, columns: list[str] | None, others: bool = 
             with pa.OSFile(_arrow(path), "rb") as f:
                 table = pa.ipc.open_stream(f).read_all()
         return _from_arrow_like(table, name, columns, others)
-    return read_csv(path, columns, "\t" if kind == "tsv" else ",", others)
+    if delimiter is None:
+        delimiter = "\t" if kind == "tsv" else sniff_delimiter(path)
+    return read_csv(path, columns, delimiter, others)
 
 
 def _parquet_with_others(path: Path, name: str, schema_names: list[str], cols: list[str]) -> Source:
@@ -822,12 +906,19 @@ def _text_as_bytes(column: pa.ChunkedArray) -> pa.ChunkedArray | None:
     return raw
 
 
-def load(data: Any, columns: list[str] | None = None, *, others: bool = False) -> Source:
+def load(
+    data: Any,
+    columns: list[str] | None = None,
+    delimiter: str | None = None,
+    *,
+    others: bool = False,
+) -> Source:
     """Load ``data`` (a path, a pyarrow/pandas/Polars table, an Arrow stream) as Arrow.
 
     ``columns`` limits what is read (the columns the DCs use); unknown names are
-    ignored here (the caller reports them against the DC that uses them).  Bad input
-    raises :class:`DataError` (exit 2, §9).
+    ignored here (the caller reports them against the DC that uses them).
+    ``delimiter``: a CSV file's (see :func:`parse_delimiter`; None: sniffed from its
+    header).  Bad input raises :class:`DataError` (exit 2, §9).
 
     ``others``: read the columns outside ``columns`` too, to show them (the HTML
     report), in the source's order.  ``columns`` are read and checked as without
@@ -838,11 +929,12 @@ def load(data: Any, columns: list[str] | None = None, *, others: bool = False) -
     """
     name = source_name(data)
     others = others and columns is not None
+    delimiter = parse_delimiter(delimiter)
     if isinstance(data, str | os.PathLike):
         path = Path(data)
         check_path(path, name)
         try:
-            source = _load_path(path, name, columns, others)
+            source = _load_path(path, name, columns, others, delimiter)
             if not source.text:  # a file's buffers are checked before any kernel reads them
                 _validate(source, columns if others else None)
             return source

@@ -11,7 +11,9 @@ Anything else is an internal failure (exit 3).
 
 from __future__ import annotations
 
+import sys
 import unicodedata
+import warnings
 
 EXIT_CLEAN = 0
 EXIT_VIOLATIONS = 1
@@ -108,3 +110,27 @@ class DCSyntaxError(FacetInputError):
 
 class DataError(FacetInputError):
     """Data that cannot be read or typed as the rules need (exit code 2)."""
+
+
+class FacetWarning(UserWarning):
+    """Something about the answer a run gives (values read as NULL, a column that
+    compares as numbers or as text): :func:`facet.detect`, :func:`facet.explain`
+    and :class:`facet.Detector` issue each through Python's :mod:`warnings`
+    (unless given ``on_warning``) and keep it in ``result.warnings``; the command
+    line prints it as ``facet: warning: ...``."""
+
+
+def warn(message: str) -> None:
+    """Issue ``message`` as a :class:`FacetWarning` attributed to the first caller
+    outside facet (the user's call), so that Python's default filter shows each
+    distinct message once per place it is called from."""
+    level = 2
+    frame = sys._getframe(1)
+    while frame is not None and _in_facet(frame.f_globals.get("__name__", "")):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, FacetWarning, stacklevel=level)
+
+
+def _in_facet(module: str) -> bool:
+    return module == "facet" or module.startswith("facet.")

@@ -5,17 +5,23 @@ re-derived by ``bench/`` experiments where it does not (each field says which).
 Kernels read the numbers they need from :meth:`Config.kernel_tuning` (one
 int64 array passed as an argument), never from module constants.  Tests
 override fields (``nested_pairs=0`` forces every group through the real
-kernels; tiny thresholds reach every branch on small inputs).
+kernels; tiny thresholds reach every branch on small inputs).  Every field is
+checked when a Config is built (``_RULES``): a value no kernel can run with raises
+:class:`FacetInputError` naming the field, the value and the valid range.
 """
 
 from __future__ import annotations
 
+import math
+import operator
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import numpy as np
 
 from facet.kernels.tuning import TUNING_FIELDS
+from facet.language.errors import FacetInputError
 
 
 @dataclass(frozen=True)
@@ -189,6 +195,10 @@ class Config:
     dictionary_partitions: int = 256
     dictionary_few: int = 1 << 15
 
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            object.__setattr__(self, f.name, _RULES[f.name].check(f.name, getattr(self, f.name)))
+
     @property
     def workers(self) -> int:
         """The number of worker threads this config runs on."""
@@ -198,9 +208,191 @@ class Config:
         """The kernel fields as the int64 array every kernel takes (``TUNING_FIELDS`` order)."""
         return np.array([getattr(self, f) for f in TUNING_FIELDS], np.int64)
 
-    def but(self, **changes) -> Config:
+    def but(self, **changes: Any) -> Config:
         """A copy with some fields changed."""
+        unknown = [k for k in changes if k not in _RULES]
+        if unknown:
+            raise FacetInputError(
+                f"Config has no field '{unknown[0]}'; its fields are: {', '.join(_RULES)}"
+            )
         return replace(self, **changes)
 
 
+# ---------------------------------------------------------------------- validation
+# Every field is checked when a Config is built (docs/architecture.md "Planner"): a
+# value no kernel or engine module can run with raises FacetInputError naming the
+# field, the value and the valid range.  Upper bounds keep a kernel's arithmetic on
+# them within int64 and its allocations within what the table itself takes.
+
+#: thresholds compared with sizes, or with sums of sizes, held in int64
+_BIG = 1 << 62
+#: a kernel multiplies it by a group's size (int64 arithmetic)
+_FACTOR = 1 << 30
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """The values a field takes: ``kind`` one of ``int``, ``pow2`` (a power of two),
+    ``float``, ``bool``, ``choice`` (one of ``choices``) or ``order``; ``none``:
+    None is valid too; ``open_lo``: a float above ``lo``, not equal to it."""
+
+    kind: str
+    lo: float = 0
+    hi: float = _BIG
+    choices: tuple[str, ...] = ()
+    none: bool = False
+    open_lo: bool = False
+
+    def valid(self) -> str:
+        """The valid values, for the message."""
+        none = "None or " if self.none else ""
+        if self.kind == "bool":
+            return "True or False"
+        if self.kind == "choice":
+            return f"{none}one of {', '.join(repr(c) for c in self.choices)}"
+        if self.kind == "order":
+            return "'planned', 'written' or 'shuffle:<seed>'"
+        if self.kind == "float":
+            lo = f"> {self.lo:g}" if self.open_lo else f">= {self.lo:g}"
+            return f"{none}a number {lo} and <= {self.hi:g}"
+        what = "a power of two" if self.kind == "pow2" else "a whole number"
+        return f"{none}{what} from {_shown(self.lo)} to {_shown(self.hi)}"
+
+    def check(self, name: str, value: Any) -> Any:
+        """``value`` as the field holds it (a Python int, float or bool), or the error."""
+        if value is None and self.none:
+            return None
+        ok, got = self._convert(value)
+        if not ok:
+            raise FacetInputError(
+                f"Config.{name}={_repr(value)}: expected {self.valid()}"
+                + (f" (got {type(value).__name__})" if got is None else "")
+            )
+        return got
+
+    def _convert(self, value: Any) -> tuple[bool, Any]:
+        """(valid?, the value converted; None when its type is wrong)."""
+        is_bool = isinstance(value, bool | np.bool_)
+        if self.kind == "bool":
+            return is_bool, bool(value) if is_bool else None
+        if self.kind in ("choice", "order"):
+            if not isinstance(value, str):
+                return False, None
+            if self.kind == "order":
+                seed = value.partition("shuffle:")[2] if value.startswith("shuffle:") else ""
+                return value in ("planned", "written") or bool(seed), value
+            return value in self.choices, value
+        if is_bool:
+            return False, None
+        if self.kind == "float":
+            if not isinstance(value, int | float | np.integer | np.floating):
+                return False, None
+            v = float(value)
+            low = v > self.lo if self.open_lo else v >= self.lo
+            return math.isfinite(v) and low and v <= self.hi, v
+        try:
+            v = operator.index(value)
+        except TypeError:
+            return False, None
+        in_range = self.lo <= v <= self.hi
+        return in_range and (self.kind != "pow2" or v & (v - 1) == 0), v
+
+
+def _shown(v: float) -> str:
+    """A bound as the message shows it: 2^k for big powers of two."""
+    v = int(v)
+    if v >= 1 << 16 and v & (v - 1) == 0:
+        return f"2^{v.bit_length() - 1}"
+    return f"{v:,}"
+
+
+def _repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+#: every field's valid values (its uses in kernels/ and facet/engine/ set them)
+_RULES: dict[str, _Rule] = {
+    "order": _Rule("order"),
+    "inequality": _Rule("choice", choices=("hsm", "bhsm", "cdq", "iejoin"), none=True),
+    "hsm_max_cardinality": _Rule("int"),
+    # the BHSM kernel's bins over int32 codes (0: sqrt per group)
+    "bhsm_bins": _Rule("int", hi=(1 << 31) - 1),
+    "iejoin_min_cardinality": _Rule("int"),
+    "iejoin_max_pairs_per_row": _Rule("int"),
+    "storage": _Rule("choice", choices=("hybrid", "arrays", "bitmaps")),
+    "bitmap_min_tids": _Rule("int"),
+    # HyperLogLog++'s bias tables (planner/hll_bias.py) cover these precisions
+    "hll_p": _Rule("int", lo=4, hi=16),
+    "sample_rate": _Rule("float", lo=0.0, hi=1.0, open_lo=True),
+    "sketch_max_rows": _Rule("int"),
+    "threads": _Rule("int", lo=1, hi=1024, none=True),
+    "parallel_work": _Rule("int"),
+    # the count kernels multiply it by nested_order_scale
+    "nested_pairs": _Rule("int", hi=1 << 32),
+    # at least one tid per call, or no call would make progress
+    "batch_work": _Rule("int", lo=1),
+    # two int32 arrays of this many pairs per expansion call
+    "pair_chunk": _Rule("int", lo=1, hi=1 << 24),
+    "expand_candidates": _Rule("int", lo=1),
+    "row_chunk": _Rule("int", lo=1),
+    "suspect_violations": _Rule("int"),
+    "spark_tasks": _Rule("int", hi=1 << 20),
+    "spark_split_rows": _Rule("int", lo=1),
+    # rows are divided by it
+    "spark_task_rows": _Rule("int", lo=1),
+    "spark_batch_rows": _Rule("int", lo=1, hi=1 << 30),
+    "spark_summary_values": _Rule("int"),
+    "spark_key_aggregates": _Rule("bool"),
+    # keys collected on the driver
+    "range_sample": _Rule("int", lo=1, hi=1 << 24),
+    "parallel_encode_rows": _Rule("int"),
+    "parallel_text_rows": _Rule("int"),
+    # a presence table of this x rows entries: bounded by the column's own size
+    "rank_histogram_span": _Rule("int", hi=64),
+    "rank_few_distinct": _Rule("int"),
+    "radix_rank_rows": _Rule("int"),
+    "rank_sort_floats": _Rule("bool"),
+    # rows are divided by it
+    "counting_sort_dense": _Rule("int", lo=1),
+    "counting_sort_sparse": _Rule("int", hi=_FACTOR),
+    # a counting sort's array of this many codes
+    "counting_sort_max_codes": _Rule("int", hi=1 << 24),
+    "count_histogram_span": _Rule("int", hi=_FACTOR),
+    # two int64 arrays of this many codes per keyed count
+    "keyed_direct_codes": _Rule("int", hi=1 << 24),
+    "group_equalities": _Rule("bool"),
+    "fuse_keyed": _Rule("bool"),
+    "fuse_keyed_tids": _Rule("int"),
+    "fuse_split_tids": _Rule("int"),
+    "key_prefilter": _Rule("bool"),
+    "key_prefilter_share": _Rule("float", lo=0.0, hi=1.0),
+    "scope_semi_join": _Rule("bool"),
+    "append_extends": _Rule("bool"),
+    "append_tallies": _Rule("bool"),
+    "append_indexes": _Rule("bool"),
+    "nested_cost": _Rule("int", hi=_FACTOR),
+    "nested_order_cost": _Rule("int", hi=_FACTOR),
+    "nested_order_scale": _Rule("int", hi=_FACTOR),
+    "nested_tiny_pairs": _Rule("int"),
+    "insertion_sort": _Rule("int", hi=_FACTOR),
+    # partitions by a hash's top bits (kernels/dictionary.py)
+    "dictionary_partitions": _Rule("pow2", lo=2, hi=1 << 16),
+    # a hash table of twice this many slots per text column
+    "dictionary_few": _Rule("int", hi=1 << 22),
+}
+
+
 DEFAULT = Config()
+
+
+def config_or_default(config: Any) -> Config:
+    """``config`` (None: :data:`DEFAULT`), refused unless it is a :class:`Config`."""
+    if config is None:
+        return DEFAULT
+    if not isinstance(config, Config):
+        raise FacetInputError(
+            f"config={_repr(config)}: expected a facet.Config (e.g. facet.Config(threads=2)), "
+            f"got {type(config).__name__}"
+        )
+    return config

@@ -51,11 +51,13 @@ def report_html(
     max_rows: int = MAX_ROWS,
     partners: int = PARTNERS,
     title: str | None = None,
+    delimiter: str | None = None,
 ) -> str:
     """The report of ``result`` as one HTML document.  ``data``: the table to show
     (default: ``result.source`` read again, all of its columns: the DCs' columns as
     the run reads them, the others as loosely as a run that does not read them
-    allows; :func:`facet.loading.load` with ``others``)."""
+    allows; :func:`facet.loading.load` with ``others``).  ``delimiter``: a CSV
+    file's (None: sniffed)."""
     session = result._session
     if session is None:
         raise FacetInputError("the report needs a local-engine result (facet.detect(...))")
@@ -67,7 +69,7 @@ def report_html(
             )
         data = result.source
     used = list(dict.fromkeys(c for nd in session.normal for c in text_order(nd)))
-    source = load(data, used, others=True)
+    source = load(data, used, delimiter, others=True)
     table = source.table
     if table.num_rows != result.rows:
         raise FacetInputError(

@@ -79,12 +79,13 @@ def quoted(name: str) -> str:
 
 
 def read_frame(
-    spark: Any, data: Any, columns: list[str] | None = None
+    spark: Any, data: Any, columns: list[str] | None = None, delimiter: str | None = None
 ) -> tuple[Any, str, bool, list[str], dict[str, pa.DataType]]:
     """``(DataFrame, name, text?, every column, Arrow types)`` for a path or an
     in-memory table; of an in-memory table only ``columns`` (those there) go to
     Spark.  The Arrow types are the input's own, where facet reads them (a
-    Parquet file's, an in-memory table's), before Spark's types replace them."""
+    Parquet file's, an in-memory table's), before Spark's types replace them.
+    ``delimiter``: a CSV file's (None: sniffed from a local file's header)."""
     from facet.engine.spark import is_spark_frame
 
     if is_spark_frame(data):
@@ -94,9 +95,9 @@ def read_frame(
         if not os.path.exists(path) and "://" not in path:
             raise DataError(f"cannot read {path!r}: no such file; check the path")
         if "://" not in path and os.path.isfile(path):
-            delimiter = csv_delimiter(Path(path))
-            if delimiter is not None:
-                return (*_csv_frame(spark, path, delimiter, columns or []), {})
+            used = csv_delimiter(Path(path), delimiter)
+            if used is not None:
+                return (*_csv_frame(spark, path, used, columns or []), {})
         kind = _path_kind(path)
         if kind == "csv":  # a remote store's file: Spark's own reader
             frame = (
@@ -107,13 +108,13 @@ def read_frame(
                 .option("mode", "FAILFAST")
                 .option("inferSchema", False)
                 .option("encoding", "UTF-8")
-                .option("sep", "\t" if path.endswith((".tsv", ".tab")) else ",")
+                .option("sep", delimiter or ("\t" if path.endswith((".tsv", ".tab")) else ","))
                 .csv(_literal_path(path))
             )
             return frame, path, True, list(frame.columns), {}
         if kind == "parquet":
             return _parquet_frame(spark, path, columns)
-    source = load(data)
+    source = load(data, delimiter=delimiter)
     if columns is not None:
         keep = [c for c in dict.fromkeys(columns) if c in source.all_columns]
         if all(source.all_columns.count(c) == 1 for c in keep):  # else: a clear error later
@@ -140,7 +141,8 @@ def _csv_frame(
     )
     where = os.path.abspath(path)
     seed = spark.createDataFrame([(where,)], "path string").coalesce(1)
-    return seed.mapInArrow(csv_read_job(where, path, keep), schema), path, True, names
+    job = csv_read_job(where, path, keep, delimiter)
+    return seed.mapInArrow(job, schema), path, True, names
 
 
 #: characters Hadoop's path globbing reads as a pattern
@@ -389,15 +391,22 @@ def spark_table(
     use: ColumnUse,
     schema: dict[str, str],
     id_column: str | None = None,
+    delimiter: str | None = None,
 ) -> SparkTable:
-    """Read ``data`` on Spark, number its rows and decide its typing."""
+    """Read ``data`` on Spark, number its rows and decide its typing (``delimiter``:
+    a CSV file's, None: sniffed from its header)."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
-    frame, name, text, all_columns, types = read_frame(spark, data, use.columns + list(schema))
+    frame, name, text, all_columns, types = read_frame(
+        spark, data, use.columns + list(schema), delimiter
+    )
     for c in all_columns:
         if c in INTERNAL:
             raise FacetInputError(f"{name}: column name '{c}' is reserved by facet; rename it")
-    _check_columns(name, all_columns, use, schema, id_column, text)
+    split = None
+    if text and isinstance(data, str | os.PathLike) and os.path.isfile(data):
+        split = csv_delimiter(Path(data), delimiter)
+    _check_columns(name, all_columns, use, schema, id_column, text, split)
     _check_case(spark, frame, name, use.columns + list(schema) + [id_column or ""])
     names = {c: frame_column(i) for i, c in enumerate(use.columns)}
     cols = [F.col(quoted(c)).alias(names[c]) for c in use.columns]
@@ -536,9 +545,10 @@ def _check_columns(
     schema: dict[str, str],
     id_column: str | None,
     text: bool,
+    delimiter: str | None = None,
 ) -> None:
     def unknown(col: str, where: str) -> FacetInputError:
-        return unknown_column_named(col, all_columns, name, where)
+        return unknown_column_named(col, all_columns, name, where, delimiter)
 
     for c in schema:
         if c not in all_columns:

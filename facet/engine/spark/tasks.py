@@ -128,19 +128,22 @@ def task_input_exception(err: BaseException) -> FacetInputError | None:
     return (DataError if name == "DataError" else FacetInputError)(message.strip())
 
 
-def csv_read_job(path: str, name: str, columns: list[str]) -> Callable:
+def csv_read_job(
+    path: str, name: str, columns: list[str], delimiter: str | None = None
+) -> Callable:
     """Read the CSV file at ``path`` (absolute, as every executor finds it) as the
     local engine reads it (:func:`facet.loading.load`: RFC 4180, every cell text,
     an empty field NULL, empty lines and bad bytes as docs/semantics.md §4.2 says)
     in the one task that is handed a row: ``columns`` as text, each row with its
     tid (its record's position).  Bad input raises its one-line message, naming
-    the file as ``name``, bracketed for the driver."""
+    the file as ``name``, bracketed for the driver.  ``delimiter``: the file's (None:
+    sniffed from its header)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         if not sum(b.num_rows for b in batches):
             return
         try:
-            source = load(path, columns)
+            source = load(path, columns, delimiter)
         except DataError as err:
             message = str(err).replace(path, name)
             raise DataError(f"{INPUT_ERROR[0]}{message}{INPUT_ERROR[1]}") from None
