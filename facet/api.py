@@ -624,7 +624,7 @@ def run_detection(
             monitor.end()
         return result
     finally:
-        if run.pending is not None:
+        if run.pending is not None and not run.abandoned:  # (else its own thread's)
             run.pending.abort()
         if run.session is not None:
             run.session.monitor = None
@@ -646,6 +646,11 @@ def within_deadline(work: Callable[[], Any], monitor: Monitor, run: _Run | None 
             box.append((True, work()))
         except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
             box.append((False, err))
+        finally:
+            if monitor.stopped is not None and run is not None:  # nobody waits any more
+                pending, run.pending = run.pending, None
+                if pending is not None:
+                    pending.abort()
 
     thread = threading.Thread(target=target, name="facet-run", daemon=True)
     thread.start()
@@ -661,7 +666,7 @@ def within_deadline(work: Callable[[], Any], monitor: Monitor, run: _Run | None 
         monitor.stop(err if isinstance(err, DeadlineExceeded) else None)
         thread.join(0.2)  # a run in Python code stops at its next check
         if thread.is_alive() and run is not None:
-            _abandon_output(run)
+            _abandon_output(run)  # (its thread removes what it writes later)
         raise
     ok, value = box[0]
     if ok:
@@ -672,6 +677,7 @@ def within_deadline(work: Callable[[], Any], monitor: Monitor, run: _Run | None 
 def _abandon_output(run: _Run) -> None:
     """Remove the output file a stopped run's thread is still writing: the thread
     writes on into the removed file, and publishes nothing (its monitor is stopped)."""
+    run.abandoned = True
     pending, run.pending = run.pending, None
     tmp = getattr(pending, "tmp", None)
     if tmp is not None:
@@ -686,6 +692,8 @@ class _Run:
     session: Session | None = None
     #: the output file written but not yet renamed into place
     pending: Any = None
+    #: stopped at its deadline while its thread still ran: that thread cleans up
+    abandoned: bool = False
 
 
 def _detect(

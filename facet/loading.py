@@ -537,7 +537,7 @@ def read_csv(
         table = _text_where_utf8(table, loose)
     elif not wanted:
         table = table.select([])
-    return Source(table, name, True, header.names, num_rows, delimiter)
+    return Source(table, name, True, header.names, num_rows, delimiter=delimiter)
 
 
 def _text_where_utf8(table: pa.Table, loose: frozenset[str]) -> pa.Table:
