@@ -18,6 +18,7 @@ import sys
 import textwrap
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -1666,3 +1667,136 @@ def test_a_folder_without_parquet_files_or_with_parts_of_two_schemas_is_bad_inpu
     plain = pa.schema([("a", pa.int64()), ("b", pa.string())])
     whole = pa.concat_tables([pq.read_table(f).cast(plain) for f in sorted(alike.iterdir())])
     assert got.dcs[0].violations == facet.detect(whole, dcs=["a -> b"]).dcs[0].violations == 18
+
+
+#: ids an ``id_column`` may hold, ``n`` of them, distinct (drawn in ``_layout_ids``)
+ID_LAYOUTS = ("offset", "sparse", "negative", "int64 ends", "unsorted")
+
+
+def _layout_ids(data: st.DataObject, layout: str, n: int) -> list[int]:
+    def distinct(values: st.SearchStrategy) -> list[int]:
+        return data.draw(st.lists(values, min_size=n, max_size=n, unique=True))
+
+    if layout == "offset":  # n consecutive ids from past n
+        start = data.draw(st.integers(n, 10**6))
+        return list(range(start, start + n))
+    if layout == "sparse":  # ascending, with gaps
+        return sorted(distinct(st.integers(0, 10**12)))
+    if layout == "negative":  # ascending, most below 0
+        return sorted(distinct(st.integers(-(10**9), 3)))
+    if layout == "int64 ends":  # next to -2^63 and 2^63 - 1, in any order
+        return distinct(st.integers(-(2**63), -(2**63) + 40) | st.integers(2**63 - 41, 2**63 - 1))
+    return distinct(st.integers(-50, 50))  # unsorted: any order
+
+
+def _each_output(counts: Any, tables: dict[str, pa.Table], rules: list) -> dict[str, Any]:
+    """Every output of a run (``counts``: its DC results; ``tables``: its table of each
+    other output), as comparable values."""
+    got: dict[str, Any] = {"count": [(d.violations, d.rows_involved) for d in counts]}
+    got["pairs"] = {i: {(a, b) if b is not None else a for a, b in _pairs(tables["pairs"], i)}
+                    for i in range(len(rules))}  # fmt: skip
+    blocks = tables["blocks"]
+    listed: dict[int, set] = {i: set() for i in range(len(rules))}
+    for dc, left, right in zip(*(blocks.column(c).to_pylist() for c in ("dc", "t1", "t2"))):
+        if right is None:
+            listed[dc].update(left)
+        else:
+            listed[dc].update((a, b) for a in left for b in right if a != b)
+    got["blocks"] = listed
+    got["tuples"] = _rows(tables["tuples"])
+    got["cells"] = [_cells(tables["cells"], i) for i in range(len(rules))]
+    got["components"] = _rows(tables["components"])
+    sus = tables["suspects"]
+    got["suspects"] = list(zip(*(sus.column(c).to_pylist() for c in sus.column_names)))
+    return got
+
+
+@pytest.mark.parametrize("layout", ID_LAYOUTS)
+@settings(PROPERTY, max_examples=1)
+@given(data=st.data())
+def test_every_output_names_rows_by_an_id_column_of_any_layout(spark, layout, data):
+    """``id_column`` with ids that are not 0..n-1 (offset, sparse, negative, next to
+    int64's ends, in any order): every output on Spark names the rows by their ids, as
+    tests/naive.py's pairs mapped through them say (the row outputs from them, the
+    greedy cover's ties by the lower id); so does the local engine over the rows in id
+    order with its positions mapped to the ids.  (components killed the process: a
+    union-find of n rows indexed by ids; tuples, cells and suspects raised IndexError
+    on an id >= n and named rows that do not exist for a negative one.)"""
+    from facet.api import OUTPUTS
+    from facet.sinks.arrow import BLOCK_SCHEMA, PAIR_SCHEMA
+    from tests.test_row_outputs import suspects_from
+
+    table, kinds = data.draw(tables(max_rows=12))
+    rules = [data.draw(dcs(kinds)) for _ in range(data.draw(st.integers(1, 2)))]
+    ids = _layout_ids(data, layout, table.num_rows)
+    note(f"ids {ids}")
+    want_pairs = {i: naive_pairs(table, dc) for i, dc in enumerate(rules)}
+    named = {i: {(ids[p[0]], ids[p[1]]) if isinstance(p, tuple) else ids[p] for p in pairs}
+             for i, pairs in want_pairs.items()}  # fmt: skip
+    involved = [
+        {t for p in s for t in (p if isinstance(p, tuple) else (p,))} for s in named.values()
+    ]
+    want = {
+        "count": [(len(named[i]), len(involved[i])) for i in range(len(rules))],
+        "pairs": named,
+        "blocks": named,
+        "tuples": tuples_from(named),
+        "cells": [{(ids[t], c): v for (t, c), v in naive_cells(table, dc).items()} for dc in rules],
+        "components": components_from(named),
+        "suspects": suspects_from(rules, named),
+    }
+    config = Config(spark_split_rows=data.draw(st.integers(1, 4)), spark_tasks=3)
+    frame = spark.createDataFrame(table.append_column("rid", pa.array(ids, pa.int64())))
+    run = {
+        o: facet.detect(frame, dcs=rules, output=o, id_column="rid", config=config)
+        for o in ("pairs", "blocks")
+    }  # (the executors' frames)
+    session = run["blocks"]._session  # (the row outputs of one session: fewer Spark jobs)
+    got = {"pairs": run["pairs"].pairs(), "blocks": run["blocks"].blocks()}
+    got |= {o: session.row_output(o) for o in ("tuples", "cells", "components", "suspects")}
+    on_spark = _each_output(run["pairs"].dcs, got, rules)
+    # pairs and blocks listed on the driver (``Result.pairs(limit)``), not by the executors
+    listed = {
+        "pairs": pa.Table.from_batches(list(session.iter_pairs()), schema=PAIR_SCHEMA),
+        "blocks": pa.Table.from_batches(list(session.iter_blocks()), schema=BLOCK_SCHEMA),
+    }
+    on_driver = _each_output(run["pairs"].dcs, got | listed, rules)
+    order = sorted(range(len(ids)), key=ids.__getitem__)  # the rows in id order, locally
+    by_id = table.take(pa.array(order, pa.int64()))
+    runs = {o: facet.detect(by_id, dcs=rules, output=o) for o in OUTPUTS}
+    got = {o: getattr(runs[o], o)() for o in OUTPUTS if o != "count"}
+    local = _renamed(_each_output(runs["count"].dcs, got, rules), sorted(ids))
+    for output, expected in want.items():
+        assert on_spark[output] == expected, (output, [dc.canonical() for dc in rules])
+        assert on_driver[output] == expected, (output, [dc.canonical() for dc in rules])
+        assert local[output] == expected, (output, [dc.canonical() for dc in rules])
+
+
+def _renamed(got: dict[str, Any], ids: list[int]) -> dict[str, Any]:
+    """:func:`_each_output`'s values with each row position ``t`` named ``ids[t]``."""
+
+    def pair(p: Any) -> Any:
+        return (ids[p[0]], ids[p[1]]) if isinstance(p, tuple) else ids[p]
+
+    return {
+        "count": got["count"],
+        "pairs": {i: {pair(p) for p in s} for i, s in got["pairs"].items()},
+        "blocks": {i: {pair(p) for p in s} for i, s in got["blocks"].items()},
+        "tuples": {(ids[t], *rest) for t, *rest in got["tuples"]},
+        "cells": [{(ids[t], c): v for (t, c), v in d.items()} for d in got["cells"]],
+        "components": {(ids[t], *rest) for t, *rest in got["components"]},
+        "suspects": [(ids[t], *rest) for t, *rest in got["suspects"]],
+    }
+
+
+@pytest.mark.parametrize("output", ["count", "pairs", "tuples", "components", "suspects"])
+def test_repeated_or_null_ids_are_one_line_of_bad_input_for_every_output(spark, output):
+    """Ids NULL or repeated are refused before any output is made, in one line."""
+    from facet.errors import FacetInputError
+
+    for ids, what in (([3, None, 9], "1 of its 3 ids are NULL"), ([3, 9, 3], "1 repeated")):
+        frame = spark.createDataFrame(list(zip([1, 1, 1], [1, 2, 3], ids, strict=True)),
+                                      "g long, s long, rid long")  # fmt: skip
+        with pytest.raises(FacetInputError, match=what) as err:
+            facet.detect(frame, dcs=["g -> s"], output=output, id_column="rid")
+        assert "\n" not in str(err.value)

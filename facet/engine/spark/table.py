@@ -11,7 +11,9 @@
 * Tids are input positions, found without moving rows: Spark's
   ``monotonically_increasing_id`` (partition index and position in it) turned
   dense by the row counts of the partitions before it.  A DataFrame may name
-  its own id column instead.
+  its own id column instead: its ids are then the frame's tids, which the tasks
+  hand back as they are, and the engine maps to dense positions (their rank)
+  wherever the driver indexes rows by them, and back in every output.
 * Typing is decided and checked once on the driver
   (:mod:`facet.engine.spark.column_typing`), as the local encoder does for the
   whole file.
@@ -59,6 +61,9 @@ class SparkTable:
     #: column -> the input's Arrow type, where facet read it before Spark (warnings
     #: name it, as the local engine's do)
     source_types: dict[str, pa.DataType] = field(default_factory=dict)
+    #: the tids are a DataFrame's own ids (``id_column``), not positions: the engine
+    #: maps them to dense positions and back (:meth:`SparkEngine.positions`)
+    own_ids: bool = False
 
     def in_frame(self, column: str) -> str:
         """The name ``column`` has in ``frame``."""
@@ -414,7 +419,8 @@ def spark_table(
             f"{name}: a CSV record does not match the header ({malformed}); fix the file "
             "(the local engine's error names the line)"
         ) from None
-    table = SparkTable(framed, name, text, all_columns, rows, dict(schema), [], names, types)
+    table = SparkTable(framed, name, text, all_columns, rows, dict(schema), [], names, types,
+                       own_ids=id_column is not None)  # fmt: skip
     type_check(table, use, schema)
     return table
 
