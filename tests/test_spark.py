@@ -1800,3 +1800,70 @@ def test_repeated_or_null_ids_are_one_line_of_bad_input_for_every_output(spark, 
         with pytest.raises(FacetInputError, match=what) as err:
             facet.detect(frame, dcs=["g -> s"], output=output, id_column="rid")
         assert "\n" not in str(err.value)
+
+
+#: Parquet folder layouts: each file (path below the folder) and whether it is read
+FOLDER_LAYOUTS = {
+    "partition folders": {"k=1/a.parquet": True, "k=2/b.parquet": True, "k=2/c.parquet": True},
+    "nested partition folders": {
+        "k=1/j=x/a.parquet": True, "k=1/j=y/b.parquet": True, "k=2/j=x/c.parquet": True,
+    },
+    "plain subfolders": {"one/a.parquet": True, "two/b.parquet": True},
+    "nested subfolders": {"one/two/a.parquet": True, "one/b.parquet": True, "c.parquet": True},
+    "files beside a partition folder": {"a.parquet": True, "k=1/b.parquet": True},
+    "hidden and bookkeeping files": {
+        "part-0.parquet": True, "sub/part 1.parquet": True, "part%1!.parquet": True,
+        "_SUCCESS": False, ".part-9.parquet.crc": False, "_metadata": False,
+        "_common_metadata": False, "_temporary/0/part-9.parquet": False,
+        ".hidden/part-8.parquet": False, "sub/_part-7.parquet": False,
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("layout", FOLDER_LAYOUTS)
+def test_a_parquet_folder_reads_the_same_files_and_rows_on_both_engines(spark, tmp_path, layout):
+    """A folder of Parquet files in any layout: both engines read every file below it
+    (plain, nested and partition folders alike) except names starting with . or _, in
+    the order of their paths, so rows, counts and pairs agree (Spark read no file one
+    level down -- "0 rows, no violations" -- and the local engine refused a folder)."""
+    folder = tmp_path / "data"
+    read = []
+    for k, (name, kept) in enumerate(FOLDER_LAYOUTS[layout].items()):
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        rows = pa.table({"g": [k % 2, k % 2, 5], "s": [f"{k}a", f"{k}b", "x"]})
+        if name in ("_SUCCESS", ".part-9.parquet.crc"):  # (a checksum of no file here)
+            path.write_bytes(b"")
+        else:  # (a bookkeeping file that is Parquet: its rows must not be read)
+            pq.write_table(rows, path)
+        if kept:
+            read.append((str(path), rows))
+    whole = pa.concat_tables([rows for _, rows in sorted(read)])
+    rules = ["g -> s"]
+    want = facet.detect(whole, dcs=rules, output="pairs")
+    for engine in ("local", "spark"):
+        got = facet.detect(folder, dcs=rules, output="pairs", engine=engine)
+        assert got.rows == whole.num_rows, engine
+        assert got.dcs[0].violations == want.dcs[0].violations > 0, engine
+        assert _pairs(got.pairs(), 0) == _pairs(want.pairs(), 0), engine
+
+
+def test_a_partition_key_a_dc_uses_is_refused_alike_on_both_engines(spark, tmp_path):
+    """Partition folders' ``key=value`` names are not columns: a DC using the key is
+    bad input naming it, in the same line on both engines; a folder holding a file
+    that is not Parquet is bad input naming the file."""
+    from facet.errors import DataError
+
+    for k in (1, 2):
+        (tmp_path / f"k={k}").mkdir()
+        pq.write_table(pa.table({"g": [1, 1], "s": ["a", "b"]}), tmp_path / f"k={k}" / "p.parquet")
+    said = set()
+    for engine in ("local", "spark"):
+        with pytest.raises(DataError, match=r"column 'k' is the key of its partition folders") as e:
+            facet.detect(tmp_path, dcs=["k -> s"], engine=engine)
+        said.add(str(e.value))
+    assert len(said) == 1
+    (tmp_path / "notes.txt").write_text("not parquet\n")
+    for engine in ("local", "spark"):
+        with pytest.raises(DataError, match=r"notes.txt: not a readable Parquet file"):
+            facet.detect(tmp_path, dcs=["g -> s"], engine=engine)
