@@ -271,10 +271,12 @@ def _open_spark(
     parsed ``--where``), which every task evaluates on its own rows."""
     from facet.engine.spark.connect import spark_session
     from facet.engine.spark.engine import SparkEngine
-    from facet.engine.spark.table import spark_table
+    from facet.engine.spark.table import check_input, spark_table
     from facet.engine.spark.tasks import TaskSpec
 
     t0 = time.perf_counter()
+    if not is_spark_frame(data):  # a misspelt column is refused before a JVM starts
+        data = check_input(data, use, schema_map, id_column)
     spark = data.sparkSession if is_spark_frame(data) else spark_session(master)
     table = spark_table(spark, data, use, schema_map, id_column)
     spec = TaskSpec(

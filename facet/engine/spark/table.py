@@ -126,7 +126,7 @@ def read_frame(
             return frame, path, True, list(frame.columns), {}
         if kind == "parquet":
             return _parquet_frame(spark, path, columns)
-    source = load(data)
+    source = data if isinstance(data, Source) else load(data)
     if columns is not None:
         keep = [c for c in dict.fromkeys(columns) if c in source.all_columns]
         if all(source.all_columns.count(c) == 1 for c in keep):  # else: a clear error later
@@ -134,6 +134,44 @@ def read_frame(
                             source.all_columns, source.num_rows)  # fmt: skip
     types = {f.name: f.type for f in source.table.schema}
     return _from_source(spark, source), source.name, source.text, source.all_columns, types
+
+
+def check_input(data: Any, use: ColumnUse, schema: dict[str, str], id_column: str | None) -> Any:
+    """Before any Spark session starts: the columns the DCs (``--where``, ``--schema``)
+    use checked against the input's, read here without Spark -- a local CSV file's
+    header, a Parquet file's or folder's footers, an in-memory table or Arrow file
+    loaded (what is then handed to Spark: the loaded :class:`Source`; any other input
+    as given) -- so a misspelt column is refused in the local engine's words, with
+    no JVM started.  A remote path (``s3://...``) is Spark's to read, checked later."""
+    import pyarrow.parquet as pq
+
+    if isinstance(data, str | os.PathLike):
+        path = os.fspath(data)
+        if "://" in path:
+            return data
+        if not os.path.exists(path):
+            raise DataError(f"cannot read {path!r}: no such file; check the path")
+        used = use.columns + list(schema)
+        delimiter = None if os.path.isdir(path) else csv_delimiter(Path(path))
+        if os.path.isdir(path):
+            names = parquet_folder(Path(path), path, used).schema.names
+        elif delimiter is not None:
+            names = csv_header(Path(path), delimiter, path).names or []
+        elif _path_kind(path) == "parquet":
+            try:
+                names = pq.read_schema(path).names
+            except (OSError, pa.ArrowInvalid) as err:
+                raise DataError(
+                    f"{path}: not a readable Parquet file ({str(err).splitlines()[0]})"
+                ) from None
+        else:
+            data = load(data)
+            names = data.all_columns
+        _check_columns(path, names, use, schema, id_column, delimiter is not None)
+        return data
+    source = load(data)
+    _check_columns(source.name, source.all_columns, use, schema, id_column, source.text)
+    return source
 
 
 def _csv_frame(
