@@ -6,7 +6,8 @@
 * :class:`Monitor`: one run's events and its deadline (``timeout=`` /
   ``--timeout``), checked between phases, between DCs and between batches of
   pairs, with a ``SIGALRM`` for the work in between (main thread only; a numba
-  kernel finishes its call before the signal is seen).
+  kernel finishes its call before the signal is seen), and a watchdog thread
+  that cancels work running elsewhere (a Spark run's jobs: :meth:`Monitor.on_deadline`).
 * :func:`available_memory`: the figure that pairs and blocks kept in memory are
   checked against before they are listed.
 
@@ -36,6 +37,8 @@ MEMORY_ENV = "FACET_MEMORY_AVAILABLE"
 
 #: the longest ``--timeout`` (about 31 years): the alarm timer takes no more
 MAX_TIMEOUT = 1e9
+#: seconds between a deadline's cancellations of work running elsewhere (Spark's jobs)
+_CANCEL_EVERY = 0.05
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,12 @@ class Monitor:
         self.dc: int | None = None
         self._last: tuple[str | None, int, int | None] | None = None
         self._lock = threading.Lock()
+        #: work a signal cannot stop (an engine's remote jobs): see :meth:`on_deadline`
+        self._cancels: list[Callable[[], None]] = []
+        self._releases: list[Callable[[], None]] = []
+        self._defer_in: tuple[str, ...] = ()
+        self._closed = threading.Event()
+        self._watchdog: threading.Thread | None = None
 
     # --------------------------------------------------------------- events
     def _emit(self, dc: int | None = None) -> None:
@@ -172,6 +181,67 @@ class Monitor:
         if self.deadline is not None and time.monotonic() >= self.deadline:
             raise self.exceeded()
 
+    def on_deadline(
+        self,
+        cancel: Callable[[], None],
+        release: Callable[[], None] | None = None,
+        defer_in: tuple[str, ...] = (),
+    ) -> None:
+        """Work running elsewhere that the deadline must stop (a Spark engine's jobs):
+        from the deadline until the run ends (:meth:`close`), a watchdog thread calls
+        ``cancel`` every 50 ms (on any thread, with or without the alarm); the alarm
+        raises nowhere in code whose file path holds one of ``defer_in`` (a call into
+        the JVM that a signal would break), but comes back every 50 ms until the
+        cancelled call has returned.  ``release`` runs when the run ends."""
+        self._cancels.append(cancel)
+        if release is not None:
+            self._releases.append(release)
+        self._defer_in += defer_in
+        if self.deadline is not None and self._watchdog is None:
+            self._watchdog = threading.Thread(
+                target=self._watch, name="facet-deadline", daemon=True
+            )
+            self._watchdog.start()
+
+    def _watch(self) -> None:
+        assert self.deadline is not None
+        if self._closed.wait(max(self.deadline - time.monotonic(), 0.0)):
+            return
+        if self.fired is None:
+            self.fired = self.exceeded()
+        while True:
+            self._cancel_all()
+            if self._closed.wait(_CANCEL_EVERY):
+                return
+
+    def _cancel_all(self) -> None:
+        for cancel in list(self._cancels):
+            with contextlib.suppress(Exception):  # (the engine may be gone already)
+                cancel()
+
+    def close(self) -> None:
+        """The run ended: stop the watchdog; past the deadline, cancel once more (no
+        job of the run is left running), then release what :meth:`on_deadline` took."""
+        self._closed.set()
+        if self._watchdog is not None:
+            self._watchdog.join()
+        if self.fired is not None:
+            self._cancel_all()
+        for release in self._releases:
+            with contextlib.suppress(Exception):
+                release()
+        self._cancels.clear()
+        self._releases.clear()
+
+    def _deferred(self, frame: Any) -> bool:
+        """Whether the alarm found the main thread in code it must not raise in."""
+        while frame is not None and self._defer_in:
+            name = frame.f_code.co_filename
+            if any(part in name for part in self._defer_in):
+                return True
+            frame = frame.f_back
+        return False
+
     @contextlib.contextmanager
     def alarm(self) -> Iterator[None]:
         """A ``SIGALRM`` at the deadline that raises :class:`DeadlineExceeded`
@@ -189,7 +259,11 @@ class Monitor:
             return
 
         def on_alarm(signum: int, frame: Any) -> None:
-            self.fired = self.exceeded()
+            if self.fired is None:
+                self.fired = self.exceeded()
+            if self._deferred(frame):  # the watchdog cancels what it waits for
+                signal.setitimer(signal.ITIMER_REAL, _CANCEL_EVERY)
+                return
             raise self.fired
 
         previous = signal.signal(signal.SIGALRM, on_alarm)

@@ -1917,3 +1917,38 @@ def test_cli_misspelt_column_on_spark_is_refused_without_a_jvm(tmp_path):
     assert spark.stderr == local.stderr
     assert spark.stderr.startswith("facet: error: --dc:1: unknown column 'zipp' in ")
     assert not list(tmp_path.glob("facet-spark-*.log"))  # (a JVM started would leave one)
+
+
+def test_a_timeout_cancels_the_spark_jobs_it_started(spark, tmp_path, capfd, caplog):
+    """Past ``timeout`` a Spark run raises facet's deadline error within 0.5 s, with none
+    of its jobs left running and nothing printed (the alarm raised inside a call into
+    the JVM: the job ran on, and py4j logged the broken call with its traceback)."""
+    import logging
+    import time
+
+    from facet.progress import DeadlineExceeded
+
+    rng = np.random.default_rng(7)
+    n = 8000  # (16M violating pairs: listing them takes far longer than counting)
+    frame = spark.createDataFrame(
+        pa.table({"a": rng.integers(0, 10**6, n), "b": rng.integers(0, 10**6, n)})
+    ).persist()
+    frame.count()
+    rules = ["not(t.a < t'.a and t.b > t'.b)"]
+    t0 = time.monotonic()
+    assert facet.detect(frame, dcs=rules).dcs[0].violations > 10**7
+    timeout = time.monotonic() - t0 + 1.0  # (past the counts, while the pairs are written)
+    out = tmp_path / "pairs.parquet"
+    sc = spark.sparkContext
+    capfd.readouterr()
+    t0 = time.monotonic()
+    with pytest.raises(DeadlineExceeded, match="time limit of .* reached while"):
+        facet.detect(frame, dcs=rules, output="pairs", out=out, timeout=timeout)
+    late = time.monotonic() - t0 - timeout
+    assert late < 0.5
+    assert sc.statusTracker().getActiveJobsIds() == []
+    assert not set(sc.getJobTags()) and sc.getLocalProperty("spark.job.interruptOnCancel") is None
+    assert not out.exists()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "py4j" not in err, err
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.records

@@ -84,6 +84,12 @@ class Engine(ABC):
         themselves, unless the table brings ids of its own."""
         return positions
 
+    def adopt_thread(self) -> None:
+        """Called on a thread before it runs the engine's work for the run (``parallel``
+        mode's workers on a distributed engine): what the run set up per thread (a
+        deadline's tag on Spark), it sets up there too."""
+        return None
+
     @abstractmethod
     def initial_groups(self, dc: NormalDC) -> Any:
         """The DC's initial pairs ``(all, all)`` cut by its row filters."""

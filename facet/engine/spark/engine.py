@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from facet.engine.base import Capabilities, Engine
 from facet.engine.counting import Degrees
-from facet.engine.spark.connect import session_cores
+from facet.engine.spark.connect import RunTag, session_cores
 from facet.engine.spark.table import SparkTable
 from facet.engine.spark.tasks import (
     BLOCKS_SCHEMA,
@@ -128,7 +128,9 @@ class SparkEngine(Engine):
         equalities_at_once=True,
     )
 
-    def __init__(self, table: SparkTable, spec: TaskSpec, config: Config = DEFAULT) -> None:
+    def __init__(
+        self, table: SparkTable, spec: TaskSpec, config: Config = DEFAULT, tag: RunTag | None = None
+    ) -> None:
         self.table = table
         self.spec = spec
         self.config = config
@@ -144,6 +146,9 @@ class SparkEngine(Engine):
         #: a table with ids of its own: every id, ascending (a row's dense position is
         #: the rank of its id), collected when first needed
         self._ids: np.ndarray | None = None
+        #: the tag of the run's Spark jobs, which its deadline cancels
+        #: (:func:`facet.engine.spark.connect.tag_run`)
+        self.tag = tag
 
     # ------------------------------------------------------------------ interface
 
@@ -180,6 +185,12 @@ class SparkEngine(Engine):
         if not self.table.own_ids:
             return positions
         return self._id_order()[np.asarray(positions, np.int64)]
+
+    def adopt_thread(self) -> None:
+        """Tag this thread's Spark jobs with the run's tag (Spark keeps tags per
+        thread): ``parallel`` mode's workers start jobs a deadline must cancel."""
+        if self.tag is not None:
+            self.tag.adopt()
 
     def _index(self, dc: NormalDC) -> int:
         """``dc``'s place in the tasks' DCs; a DC the run did not bring (a row

@@ -444,8 +444,10 @@ def spark_table(
     use: ColumnUse,
     schema: dict[str, str],
     id_column: str | None = None,
+    tag: Any = None,
 ) -> SparkTable:
-    """Read ``data`` on Spark, number its rows and decide its typing."""
+    """Read ``data`` on Spark, number its rows and decide its typing (``tag``: the
+    run's :class:`facet.engine.spark.connect.RunTag`, if a deadline may cancel it)."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
     frame, name, text, all_columns, types = read_frame(spark, data, use.columns + list(schema))
@@ -459,6 +461,8 @@ def spark_table(
     try:  # the first actions read the rows: Spark's CSV reader may refuse one
         framed, rows = _numbered(spark, frame, data, text, cols, id_column)
     except Exception as err:  # noqa: BLE001 - re-raised unless it is that refusal
+        if tag is not None and tag.cancelled:  # (the deadline: its text costs JVM calls)
+            raise
         message = task_input_error(err)
         if message is not None:
             raise DataError(message) from None
