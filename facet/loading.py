@@ -675,8 +675,8 @@ def parquet_folder(path: Path, name: str, columns: list[str] | None) -> ParquetF
     files = parquet_folder_files(path)
     if not files:
         raise DataError(
-            f"{name}: the folder holds no Parquet files (names starting with . or _ are "
-            "skipped); give a file or a folder of them"
+            f"cannot read {name!r}: it is a directory with no Parquet file in it (names "
+            "starting with . or _ are skipped); give a file, or a folder of Parquet files"
         )
     fields: dict[str, pa.Field] = {}
     first: dict[str, str] = {}

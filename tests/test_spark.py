@@ -1639,7 +1639,7 @@ def test_a_folder_without_parquet_files_or_with_parts_of_two_schemas_is_bad_inpu
 
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(DataError, match="the folder holds no Parquet files"):
+    with pytest.raises(DataError, match="it is a directory with no Parquet file in it"):
         facet.detect(empty, dcs=["a -> b"], engine="spark")
     mixed = tmp_path / "mixed"
     mixed.mkdir()
