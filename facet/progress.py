@@ -37,8 +37,10 @@ MEMORY_ENV = "FACET_MEMORY_AVAILABLE"
 
 #: the longest ``--timeout`` (about 31 years): the alarm timer takes no more
 MAX_TIMEOUT = 1e9
-#: seconds between a deadline's cancellations of work running elsewhere (Spark's jobs)
+#: seconds between a deadline's cancellations of work running elsewhere (Spark's jobs),
+#: and the longest a run's end waits for the canceller's call in flight
 _CANCEL_EVERY = 0.05
+_CANCEL_WAIT = 5.0
 
 
 @dataclass(frozen=True)
@@ -223,8 +225,8 @@ class Monitor:
         """The run ended: stop the watchdog; past the deadline, cancel once more (no
         job of the run is left running), then release what :meth:`on_deadline` took."""
         self._closed.set()
-        if self._watchdog is not None:
-            self._watchdog.join()
+        if self._watchdog is not None:  # (it may be inside a cancel call: a JVM round trip)
+            self._watchdog.join(_CANCEL_WAIT)
         if self.fired is not None:
             self._cancel_all()
         for release in self._releases:

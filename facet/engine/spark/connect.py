@@ -62,8 +62,8 @@ class RunTag:
     for that thread only, so no watchdog thread could interrupt them), with the
     tasks' threads interrupted on cancel; on Spark Connect a session tag, which the
     server interrupts for any thread.  Tags are kept per thread: :meth:`adopt` tags
-    the calling thread, :meth:`release` untags the threads this run tagged (their
-    previous setting of interrupting on cancel restored)."""
+    the calling thread, :meth:`release` untags it again (its previous setting of
+    interrupting on cancel restored) when the run ends, its other threads gone."""
 
     #: the local property behind ``setInterruptOnCancel``
     _INTERRUPT = "spark.job.interruptOnCancel"
