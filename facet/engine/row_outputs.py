@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from facet.kernels.common import LE, LHE, LHS, LS, RE, RHE, RHS, RS, rows_within
+from facet.kernels.common import LE, LHE, LHS, LS, RE, RHE, RHS, RS
 from facet.kernels.components import (
     component_labels,
     union_blocks,
@@ -442,6 +442,11 @@ class _Cells:
         self.size = end
 
 
+def _within(rows: np.ndarray, n: int) -> bool:
+    """Whether every row of ``rows`` (an engine's) is a dense position ``0..n-1``."""
+    return not len(rows) or (int(rows.min()) >= 0 and int(rows.max()) < n)
+
+
 def _dense(ids: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
     """``(distinct ids ascending, each id's index among them)`` -- ``np.unique``'s
     answer; by a mark per possible id when there are not many more of those than
@@ -494,9 +499,7 @@ def suspects_table(session: Session, counts: list[int] | None = None) -> pa.Tabl
             parts = ((np.asarray(a, np.int64), np.asarray(b, np.int64))
                      for a, b in engine.pairs(plan, session.initial(i)))  # fmt: skip
         for t1, t2 in parts:
-            if not (
-                rows_within(t1, session.rows) and (t2 is None or rows_within(t2, session.rows))
-            ):
+            if not (_within(t1, session.rows) and (t2 is None or _within(t2, session.rows))):
                 raise IndexError("suspects: a row outside 0..rows-1")  # (cell ids are made of them)
             listed += len(t1)
             if listed > budget:
