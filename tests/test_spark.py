@@ -840,6 +840,15 @@ CHECK = """
     dist = facet.detect(spark.read.parquet(path), dcs=typed)
     same &= ([[d.violations, d.rows_involved] for d in dist.dcs] ==
              [[d.violations, d.rows_involved] for d in local.dcs])
+    # a timeout cancels the run's jobs by its tag, then takes the tag off the session
+    from facet.progress import DeadlineExceeded
+    try:
+        facet.detect(frame, dcs=dcs, schema="salary:int,rate:float", timeout=0.5)
+    except DeadlineExceeded:
+        tags = spark.getTags() if sys.argv[2] == "connect" else spark.sparkContext.getJobTags()
+        same &= not set(tags)
+    else:
+        same = False
     print(json.dumps(same))
     spark.stop()
 """
