@@ -1961,3 +1961,18 @@ def test_a_timeout_cancels_the_spark_jobs_it_started(spark, tmp_path, capfd, cap
     err = capfd.readouterr().err
     assert "Traceback" not in err and "py4j" not in err, err
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.records
+
+
+def test_a_parquet_folder_behind_a_url_is_read_to_its_last_file(spark, tmp_path):
+    """A folder Spark lists itself (a URL: ``s3://``, ``file://``) is read at every depth,
+    partition folders too, with no partition columns: Spark's own listing left the files
+    of plain subfolders unread ("0 rows") and refused files beside a partition folder."""
+    folder = tmp_path / "data.parquet"  # (a URL names Parquet by its extension)
+    files = ["top.parquet", "k=1/a.parquet", "k=2/j=x/b.parquet", "one/two/c.parquet"]
+    for k, name in enumerate([*files, "_SUCCESS", ".part-9.parquet.crc", "_tmp/d.parquet"]):
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"g": [1, 1], "s": [f"{k}a", f"{k}b"]}), path)
+    got = facet.detect(folder.as_uri(), dcs=["g -> s"], engine="spark")
+    assert got.rows == 2 * len(files)
+    assert got.dcs[0].violations == 2 * len(files) * (2 * len(files) - 1)

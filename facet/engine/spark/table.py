@@ -218,8 +218,9 @@ def _parquet_frame(
     unread) applies."""
     import pyarrow.parquet as pq
 
-    if columns is None or "://" in path:  # a remote store: Spark reads it, every column
-        frame = spark.read.parquet(_literal_path(path))
+    if columns is None or "://" in path:  # a remote store: Spark reads it, every column,
+        # and every file below a folder (no partition discovery, as the local rule)
+        frame = spark.read.option("recursiveFileLookup", True).parquet(_literal_path(path))
         return frame, path, False, list(frame.columns), {}
     if os.path.isdir(path):
         folder = parquet_folder(Path(path), path, columns)
