@@ -153,7 +153,17 @@ def open_session(
     if engine == "spark":
         monitor.start("load")
         opened = _open_spark(
-            data, dc_list, use, schema_map, config, master, id_column, on_warning, scope, delimiter
+            data,
+            dc_list,
+            use,
+            schema_map,
+            config,
+            master,
+            id_column,
+            on_warning,
+            scope,
+            delimiter,
+            monitor,
         )
         monitor.end()
         # the Python workers import facet and load the kernels the tasks will run,
@@ -283,18 +293,23 @@ def _open_spark(
     on_warning: Callable[[str], None] | None,
     where: Any = None,
     delimiter: str | None = None,
+    monitor: Monitor | None = None,
 ) -> Opened:
     """A session on the Spark engine: the table read and numbered by Spark,
     typed once for all tasks (facet/engine/spark/); scoped by ``where`` (a
-    parsed ``--where``), which every task evaluates on its own rows."""
-    from facet.engine.spark.connect import spark_session
+    parsed ``--where``), which every task evaluates on its own rows; a
+    ``monitor``'s deadline interrupts the run's Spark jobs (``tag_run``)."""
+    from facet.engine.spark.connect import spark_session, tag_run
     from facet.engine.spark.engine import SparkEngine
-    from facet.engine.spark.table import spark_table
+    from facet.engine.spark.table import check_input, spark_table
     from facet.engine.spark.tasks import TaskSpec
 
     t0 = time.perf_counter()
+    if not is_spark_frame(data):  # a misspelt column is refused before a JVM starts
+        data = check_input(data, use, schema_map, id_column)
     spark = data.sparkSession if is_spark_frame(data) else spark_session(master)
-    table = spark_table(spark, data, use, schema_map, id_column, delimiter)
+    tag = tag_run(spark, monitor)
+    table = spark_table(spark, data, use, schema_map, id_column, delimiter, tag)
     spec = TaskSpec(
         table.name, table.text, table.all_columns, dc_list, use, table.schema,
         config.but(threads=1), frame_names=table.frame_names, where=where,
@@ -306,7 +321,7 @@ def _open_spark(
     for w in warnings:
         if on_warning is not None:
             on_warning(w)
-    engine = SparkEngine(table, spec, config)
+    engine = SparkEngine(table, spec, config, tag)
     scope_rows = None if where is None else engine.scope_rows()
     session = Session(engine, dc_list)
     return Opened(
@@ -647,6 +662,7 @@ def within_deadline(work: Callable[[], Any], monitor: Monitor, run: _Run | None 
         except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
             box.append((False, err))
         finally:
+            monitor.close()  # (on this thread: a Spark run's jobs untagged here)
             if monitor.stopped is not None and run is not None:  # nobody waits any more
                 pending, run.pending = run.pending, None
                 if pending is not None:

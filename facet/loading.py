@@ -7,6 +7,8 @@ with Python's csv module; the data with pyarrow's multithreaded reader, which st
 after the header *record* (a quoted header field may span lines).  Parquet and Arrow IPC
 files, pyarrow / pandas / Polars tables and Arrow streams keep their own types (§4.1).
 Typing of CSV text for order predicates happens later (:mod:`facet.column_types`).
+A folder of Parquet files is read as one table (:func:`parquet_folder`: the files both
+engines read, in the order tids follow).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import io
 import itertools
 import lzma
 import os
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -774,6 +777,137 @@ def _parquet_with_others(path: Path, name: str, schema_names: list[str], cols: l
     return _from_arrow_like(table, name, cols, others=True)
 
 
+#: the first characters of the names a Parquet folder's reading skips, at any depth: hidden
+#: files and folders, and the writers' bookkeeping (``_SUCCESS``, ``_metadata``,
+#: ``_common_metadata``, ``_temporary/``, ``.part-0.parquet.crc``) -- Spark's and
+#: pyarrow's rule
+HIDDEN_PREFIXES = (".", "_")
+#: a partition folder's name: ``key=value``
+_PARTITION = re.compile(r"([^=]+)=(.*)")
+
+
+@dataclass
+class ParquetFolder:
+    """The Parquet files a folder holds (both engines read exactly these, in this
+    order: tids follow it, §3) and the columns they give."""
+
+    files: list[str]
+    #: every column of the files, in the type of the first file that has it
+    schema: pa.Schema
+    #: the keys of the partition folders (``key=value``) the files sit in
+    partition_keys: list[str]
+
+
+def parquet_folder_files(path: Path) -> list[str]:
+    """Every file below the folder ``path`` at any depth (in plain and partition
+    folders alike), skipping the names that begin with ``.`` or ``_``
+    (:data:`HIDDEN_PREFIXES`), sorted by path."""
+    out: list[str] = []
+    for root, dirs, files in os.walk(path, onerror=_walk_error):
+        dirs[:] = [d for d in dirs if not d.startswith(HIDDEN_PREFIXES)]
+        out.extend(os.path.join(root, f) for f in files if not f.startswith(HIDDEN_PREFIXES))
+    return sorted(out)
+
+
+def _walk_error(err: OSError) -> None:
+    raise DataError(
+        f"cannot read {err.filename!r}: {err.strerror or err}; check the folder's permissions"
+    )
+
+
+def _same_storage(typ: pa.DataType) -> pa.DataType:
+    """``typ`` as the column's values compare: a dictionary as its values, the large
+    and view layouts of text and bytes as the plain ones."""
+    if pa.types.is_dictionary(typ):
+        typ = typ.value_type
+    if pa.types.is_large_string(typ) or pa.types.is_string_view(typ):
+        return pa.string()
+    if pa.types.is_large_binary(typ) or pa.types.is_binary_view(typ):
+        return pa.binary()
+    return typ
+
+
+def parquet_folder(path: Path, name: str, columns: list[str] | None) -> ParquetFolder:
+    """The Parquet files of folder ``path`` and their columns, checked: the folder
+    holds some, each is readable Parquet, each used column (``columns``; None:
+    all) has one type in every file that has it, and a used column no file has
+    but a partition folder names is refused saying so (partition folders'
+    ``key=value`` names are not read as columns)."""
+    import pyarrow.parquet as pq
+
+    files = parquet_folder_files(path)
+    if not files:
+        raise DataError(
+            f"cannot read {name!r}: it is a directory with no Parquet file in it (names "
+            "starting with . or _ are skipped); give a file, or a folder of Parquet files"
+        )
+    fields: dict[str, pa.Field] = {}
+    first: dict[str, str] = {}
+    for f in files:
+        try:
+            schema = pq.read_schema(_arrow(Path(f)))
+        except (pa.ArrowInvalid, OSError) as err:
+            raise DataError(
+                f"{f}: not a readable Parquet file ({_first_line(err)}); a Parquet folder "
+                "must hold only Parquet files (names starting with . or _ are skipped)"
+            ) from None
+        _check_columns(schema.names, f, columns, frame=False)
+        for field in schema:
+            if field.name not in fields:
+                fields[field.name], first[field.name] = field, f
+            elif (columns is None or field.name in columns) and _same_storage(
+                field.type
+            ) != _same_storage(fields[field.name].type):
+                c = field.name
+                raise DataError(
+                    f"{name}: column '{c}' is {fields[c].type} in {first[c]} but {field.type} "
+                    f"in {f}; give the folder's files one schema"
+                )
+    keys = list(
+        dict.fromkeys(
+            m.group(1)
+            for f in files
+            for part in Path(os.path.relpath(f, path)).parts[:-1]
+            if (m := _PARTITION.fullmatch(part)) is not None
+        )
+    )
+    for c in columns or []:
+        if c not in fields and c in keys:
+            raise DataError(
+                f"{name}: column '{c}' is the key of its partition folders ({c}=...), which "
+                "are not read as columns; write the column into the files, or give one "
+                "partition's folder"
+            )
+    return ParquetFolder(files, pa.schema(list(fields.values())), keys)
+
+
+def _load_folder(path: Path, name: str, columns: list[str] | None) -> Source:
+    """A folder of Parquet files (:func:`parquet_folder`) as one table: the files in
+    order, each used column in the type of the first file that has it (a dictionary
+    decoded), NULL in a file without it."""
+    import pyarrow.parquet as pq
+
+    folder = parquet_folder(path, name, columns)
+    names = folder.schema.names
+    cols = names if columns is None else [c for c in names if c in set(columns)]
+    target = pa.schema([pa.field(c, _same_storage(folder.schema.field(c).type)) for c in cols])
+    parts = []
+    rows = 0
+    for f in folder.files:
+        pf = pq.ParquetFile(_arrow(Path(f)))
+        has = set(pf.schema_arrow.names)
+        got = pf.read(columns=[c for c in cols if c in has])
+        n = pf.metadata.num_rows
+        rows += n
+        arrays = [
+            got.column(c).cast(t.type) if c in has else pa.nulls(n, t.type)
+            for c, t in zip(cols, target, strict=True)
+        ]
+        parts.append(pa.table(arrays, schema=target))
+    table = pa.concat_tables(parts) if parts else target.empty_table()
+    return Source(_decimal128(table), name, False, list(names), rows)
+
+
 def _dictionary_coded_text(path: Path, columns: list[str] | None) -> list[str]:
     """The text columns of a Parquet file stored dictionary-encoded throughout:
     read as Arrow dictionaries, they keep the file's codes, and encoding hashes
@@ -932,9 +1066,15 @@ def load(
     delimiter = parse_delimiter(delimiter)
     if isinstance(data, str | os.PathLike):
         path = Path(data)
-        check_path(path, name)
+        folder = path.is_dir()  # a folder of Parquet files (a link to one too)
+        if not folder:
+            check_path(path, name)
         try:
-            source = _load_path(path, name, columns, others, delimiter)
+            source = (
+                _load_folder(path, name, None if others else columns)
+                if folder
+                else _load_path(path, name, columns, others, delimiter)
+            )
             if not source.text:  # a file's buffers are checked before any kernel reads them
                 _validate(source, columns if others else None)
             return source

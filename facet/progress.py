@@ -6,7 +6,9 @@
 * :class:`Monitor`: one run's events and its deadline (``timeout=`` /
   ``--timeout``), checked between phases, between DCs and between batches of
   pairs; a run with a deadline runs on a thread of its own, which the caller's
-  thread stops when the deadline passes (``facet.api.within_deadline``).
+  thread stops when the deadline passes (``facet.api.within_deadline``), and a
+  watchdog thread cancels work running elsewhere (a Spark run's jobs:
+  :meth:`Monitor.on_deadline`).
 * :func:`available_memory`: the figure that pairs and blocks kept in memory are
   checked against before they are listed.
 
@@ -36,6 +38,10 @@ MEMORY_ENV = "FACET_MEMORY_AVAILABLE"
 
 #: the longest ``--timeout`` (about 31 years; a thread's wait takes no more)
 MAX_TIMEOUT = 1e9
+#: seconds between a deadline's cancellations of work running elsewhere (Spark's jobs),
+#: and the longest a run's end waits for the canceller's call in flight
+_CANCEL_EVERY = 0.05
+_CANCEL_WAIT = 5.0
 
 #: when the command now running started (``time.monotonic()``; set by the command
 #: line): a run's deadline counts from it, start-up included, not from the run's start
@@ -112,10 +118,8 @@ class Monitor:
         self.timeout = timeout
         self.started = COMMAND_STARTED.get() or time.monotonic()
         self.deadline = None if timeout is None else self.started + timeout
-        #: why the run was stopped from another thread (:meth:`stop`), once it was
+        #: why the run was stopped (:meth:`stop`, or its deadline's watchdog), once it was
         self.stopped: DeadlineExceeded | None = None
-        #: called when the run is stopped (an engine cancels its jobs)
-        self.on_stop: list[Callable[[], None]] = []
         self.describe = describe or (lambda i: f"DC {i}")
         self.phase: str | None = None
         self.total: int | None = None
@@ -123,6 +127,11 @@ class Monitor:
         self.dc: int | None = None
         self._last: tuple[str | None, int, int | None] | None = None
         self._lock = threading.Lock()
+        #: work running elsewhere (an engine's remote jobs): see :meth:`on_deadline`
+        self._cancels: list[Callable[[], None]] = []
+        self._releases: list[Callable[[], None]] = []
+        self._closed = threading.Event()
+        self._watchdog: threading.Thread | None = None
 
     # --------------------------------------------------------------- events
     def _emit(self, dc: int | None = None) -> None:
@@ -184,12 +193,59 @@ class Monitor:
             raise self.exceeded()
 
     def stop(self, why: DeadlineExceeded | None = None) -> None:
-        """Stop the run from another thread: its next :meth:`check` raises, and
-        the ``on_stop`` hooks run (an engine's cancelling of its jobs)."""
-        self.stopped = why or self.exceeded()
-        for hook in list(self.on_stop):
+        """Stop the run from another thread (the caller's, at the deadline or on
+        Ctrl-C): its next :meth:`check` raises, and the work running elsewhere
+        that :meth:`on_deadline` names is cancelled."""
+        if self.stopped is None:
+            self.stopped = why or self.exceeded()
+        self._cancel_all()
+
+    def on_deadline(
+        self, cancel: Callable[[], None], release: Callable[[], None] | None = None
+    ) -> None:
+        """Work running elsewhere that the deadline must stop (a Spark engine's jobs):
+        from the deadline (or :meth:`stop`) until the run ends (:meth:`close`), a
+        watchdog thread calls ``cancel`` every 50 ms.  ``release`` runs when the run
+        ends."""
+        self._cancels.append(cancel)
+        if release is not None:
+            self._releases.append(release)
+        if self.deadline is not None and self._watchdog is None:
+            self._watchdog = threading.Thread(
+                target=self._watch, name="facet-deadline", daemon=True
+            )
+            self._watchdog.start()
+
+    def _watch(self) -> None:
+        assert self.deadline is not None
+        if self._closed.wait(max(self.deadline - time.monotonic(), 0.0)):
+            return
+        if self.stopped is None:
+            self.stopped = self.exceeded()
+        while True:
+            self._cancel_all()
+            if self._closed.wait(_CANCEL_EVERY):
+                return
+
+    def _cancel_all(self) -> None:
+        for cancel in list(self._cancels):
+            with contextlib.suppress(Exception):  # (the engine may be gone already)
+                cancel()
+
+    def close(self) -> None:
+        """The run ended (called on the run's thread): stop the watchdog; when it was
+        stopped, cancel once more (no job of the run is left running), then release
+        what :meth:`on_deadline` took."""
+        self._closed.set()
+        if self._watchdog is not None:  # (it may be inside a cancel call: a JVM round trip)
+            self._watchdog.join(_CANCEL_WAIT)
+        if self.stopped is not None:
+            self._cancel_all()
+        for release in self._releases:
             with contextlib.suppress(Exception):
-                hook()
+                release()
+        self._cancels.clear()
+        self._releases.clear()
 
 
 def deadline_in(err: BaseException) -> DeadlineExceeded | None:

@@ -54,6 +54,19 @@ def iota(out):
         out[i] = i
 
 
+@njit(cache=True, nogil=True)
+def rows_within(values, n, allow_none=False):
+    """Whether every row id of ``values`` is a dense position ``0..n-1`` (``allow_none``:
+    -1 too, a pair's missing second row): a kernel indexing arrays of ``n`` rows with
+    ids an engine handed it checks them first."""
+    low = -1 if allow_none else 0
+    for k in range(values.shape[0]):
+        v = values[k]
+        if v < low or v >= n:
+            return False
+    return True
+
+
 @njit(cache=True, nogil=True, inline="always")
 def compare(a, op, b):
     """``a op b`` on non-NULL codes."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from facet.kernels.common import rows_within
 from facet.kernels.expand import _first, _next
 from facet.kernels.jit import njit
 
@@ -41,7 +42,11 @@ def _union(parent, a, b):
 @njit(cache=True, nogil=True)
 def union_blocks(parent, seen, left_off, left, right_off, right):
     """Join the rows of every block ``(left[left_off[k]:left_off[k+1]],
-    right[...])`` that holds a pair; mark every row of such a block in ``seen``."""
+    right[...])`` that holds a pair; mark every row of such a block in ``seen``.
+    Rows are dense positions below ``parent``'s length (IndexError otherwise)."""
+    n = parent.shape[0]
+    if not (rows_within(left, n) and rows_within(right, n)):
+        raise IndexError("union_blocks: a row outside 0..rows-1")
     for k in range(left_off.shape[0] - 1):
         ls, le = left_off[k], left_off[k + 1]
         rs, re = right_off[k], right_off[k + 1]
@@ -106,7 +111,11 @@ def union_groups(parent, seen, buf, desc):
 
 @njit(cache=True, nogil=True)
 def union_pairs(parent, seen, t1, t2):
-    """Join the two rows of every pair (``t2 < 0``: a single row, marked only)."""
+    """Join the two rows of every pair (``t2`` -1: a single row, marked only).  Rows
+    are dense positions below ``parent``'s length (IndexError otherwise)."""
+    n = parent.shape[0]
+    if not (rows_within(t1, n) and rows_within(t2, n, True)):
+        raise IndexError("union_pairs: a row outside 0..rows-1")
     for k in range(t1.shape[0]):
         seen[t1[k]] = True
         if t2[k] >= 0:

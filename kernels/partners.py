@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from facet.kernels.common import rows_within
 from facet.kernels.expand import _first, _next
 from facet.kernels.jit import njit
 
@@ -77,7 +78,10 @@ def sample_group_partners(buf, desc, slot, need, out, role, got, left):
 @njit(cache=True, nogil=True)
 def sample_partners(lo, lv, ro, rv, slot, need, out, role, got, left):
     """:func:`sample_group_partners` over blocks as per-side lists (offsets
-    ``lo``/``ro``, tids ``lv``/``rv``)."""
+    ``lo``/``ro``, tids ``lv``/``rv``: dense positions below ``slot``'s length,
+    else IndexError)."""
+    if not (rows_within(lv, slot.shape[0]) and rows_within(rv, slot.shape[0])):
+        raise IndexError("sample_partners: a row outside 0..rows-1")
     for g in range(lo.shape[0] - 1):
         if left == 0:
             break
@@ -92,7 +96,10 @@ def sample_partners(lo, lv, ro, rv, slot, need, out, role, got, left):
 @njit(cache=True, nogil=True)
 def sample_pair_partners(t1, t2, slot, need, out, role, got, left):
     """:func:`sample_group_partners` over explicit pairs ``(t1[p], t2[p])`` (each a
-    block ``({t1}, {t2})``, in order)."""
+    block ``({t1}, {t2})``, in order; dense positions below ``slot``'s length, else
+    IndexError)."""
+    if not (rows_within(t1, slot.shape[0]) and rows_within(t2, slot.shape[0])):
+        raise IndexError("sample_pair_partners: a row outside 0..rows-1")
     for p in range(t1.shape[0]):
         if left == 0:
             break

@@ -459,3 +459,32 @@ def test_partners_skip_a_mirror_image_no_pair_can_satisfy(dc, counts):
     got = _rows(res.tuples())
     assert len(calls) == counts
     assert got == tuples_from({0: naive_pairs(table, facet.parse_dc(dc)[0])})
+
+
+def test_kernels_indexing_rows_refuse_ids_that_are_not_positions():
+    """The kernels that index arrays of ``n`` rows with row ids an engine hands them
+    check the ids first: an id >= n or < 0 is an IndexError, never a write past the
+    arrays (the union-find crashed the process) or a row counted from the end."""
+    from facet.kernels.components import union_blocks, union_pairs
+    from facet.kernels.partners import empty_partners, sample_pair_partners, sample_partners
+
+    n = 4
+    ok = np.array([0, 3], np.int64)
+    for bad in ([0, 4], [-2, 2], [2**62, 1], [-(2**63), 1]):  # (-1 as t2: a single row)
+        ids = np.array(bad, np.int64)
+        for t1, t2 in ((ids, ok), (ok, ids)):
+            parent, seen = np.arange(n, dtype=np.int64), np.zeros(n, np.bool_)
+            with pytest.raises(IndexError):
+                union_pairs(parent, seen, t1, t2)
+            off = np.array([0, 2], np.int64)
+            with pytest.raises(IndexError):
+                union_blocks(parent, seen, off, t1, off, t2)
+            out, role, got = empty_partners(1, 2)
+            slot, need = np.full(n, -1, np.int64), np.ones(1, np.int64)
+            with pytest.raises(IndexError):
+                sample_pair_partners(t1, t2, slot, need, out, role, got, 1)
+            with pytest.raises(IndexError):
+                sample_partners(off, t1, off, t2, slot, need, out, role, got, 1)
+    parent, seen = np.arange(n, dtype=np.int64), np.zeros(n, np.bool_)
+    union_pairs(parent, seen, ok, np.array([-1, 0], np.int64))  # (-1: a single row)
+    assert seen.tolist() == [True, False, False, True]

@@ -18,6 +18,7 @@ import sys
 import textwrap
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -839,6 +840,15 @@ CHECK = """
     dist = facet.detect(spark.read.parquet(path), dcs=typed)
     same &= ([[d.violations, d.rows_involved] for d in dist.dcs] ==
              [[d.violations, d.rows_involved] for d in local.dcs])
+    # a timeout cancels the run's jobs by its tag, then takes the tag off the session
+    from facet.progress import DeadlineExceeded
+    try:
+        facet.detect(frame, dcs=dcs, schema="salary:int,rate:float", timeout=0.5)
+    except DeadlineExceeded:
+        tags = spark.getTags() if sys.argv[2] == "connect" else spark.sparkContext.getJobTags()
+        same &= not set(tags)
+    else:
+        same = False
     print(json.dumps(same))
     spark.stop()
 """
@@ -1658,7 +1668,7 @@ def test_a_folder_without_parquet_files_or_with_parts_of_two_schemas_is_bad_inpu
 
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(DataError, match="the folder holds no Parquet files"):
+    with pytest.raises(DataError, match="it is a directory with no Parquet file in it"):
         facet.detect(empty, dcs=["a -> b"], engine="spark")
     mixed = tmp_path / "mixed"
     mixed.mkdir()
@@ -1686,3 +1696,303 @@ def test_a_folder_without_parquet_files_or_with_parts_of_two_schemas_is_bad_inpu
     plain = pa.schema([("a", pa.int64()), ("b", pa.string())])
     whole = pa.concat_tables([pq.read_table(f).cast(plain) for f in sorted(alike.iterdir())])
     assert got.dcs[0].violations == facet.detect(whole, dcs=["a -> b"]).dcs[0].violations == 18
+
+
+#: ids an ``id_column`` may hold, ``n`` of them, distinct (drawn in ``_layout_ids``)
+ID_LAYOUTS = ("offset", "sparse", "negative", "int64 ends", "unsorted")
+
+
+def _layout_ids(data: st.DataObject, layout: str, n: int) -> list[int]:
+    def distinct(values: st.SearchStrategy) -> list[int]:
+        return data.draw(st.lists(values, min_size=n, max_size=n, unique=True))
+
+    if layout == "offset":  # n consecutive ids from past n
+        start = data.draw(st.integers(n, 10**6))
+        return list(range(start, start + n))
+    if layout == "sparse":  # ascending, with gaps
+        return sorted(distinct(st.integers(0, 10**12)))
+    if layout == "negative":  # ascending, most below 0
+        return sorted(distinct(st.integers(-(10**9), 3)))
+    if layout == "int64 ends":  # next to -2^63 and 2^63 - 1, in any order
+        return distinct(st.integers(-(2**63), -(2**63) + 40) | st.integers(2**63 - 41, 2**63 - 1))
+    return distinct(st.integers(-50, 50))  # unsorted: any order
+
+
+def _each_output(counts: Any, tables: dict[str, pa.Table], rules: list) -> dict[str, Any]:
+    """Every output of a run (``counts``: its DC results; ``tables``: its table of each
+    other output), as comparable values."""
+    got: dict[str, Any] = {"count": [(d.violations, d.rows_involved) for d in counts]}
+    got["pairs"] = {i: {(a, b) if b is not None else a for a, b in _pairs(tables["pairs"], i)}
+                    for i in range(len(rules))}  # fmt: skip
+    blocks = tables["blocks"]
+    listed: dict[int, set] = {i: set() for i in range(len(rules))}
+    for dc, left, right in zip(*(blocks.column(c).to_pylist() for c in ("dc", "t1", "t2"))):
+        if right is None:
+            listed[dc].update(left)
+        else:
+            listed[dc].update((a, b) for a in left for b in right if a != b)
+    got["blocks"] = listed
+    got["tuples"] = _rows(tables["tuples"])
+    got["cells"] = [_cells(tables["cells"], i) for i in range(len(rules))]
+    got["components"] = _rows(tables["components"])
+    sus = tables["suspects"]
+    got["suspects"] = list(zip(*(sus.column(c).to_pylist() for c in sus.column_names)))
+    return got
+
+
+@pytest.mark.parametrize("layout", ID_LAYOUTS)
+@settings(PROPERTY, max_examples=1)
+@given(data=st.data())
+def test_every_output_names_rows_by_an_id_column_of_any_layout(spark, layout, data):
+    """``id_column`` with ids that are not 0..n-1 (offset, sparse, negative, next to
+    int64's ends, in any order): every output on Spark names the rows by their ids, as
+    tests/naive.py's pairs mapped through them say (the row outputs from them, the
+    greedy cover's ties by the lower id); so does the local engine over the rows in id
+    order with its positions mapped to the ids.  (components killed the process: a
+    union-find of n rows indexed by ids; tuples, cells and suspects raised IndexError
+    on an id >= n and named rows that do not exist for a negative one.)"""
+    from facet.api import OUTPUTS
+    from facet.sinks.arrow import BLOCK_SCHEMA, PAIR_SCHEMA
+    from tests.test_row_outputs import suspects_from
+
+    table, kinds = data.draw(tables(max_rows=12))
+    rules = [data.draw(dcs(kinds)) for _ in range(data.draw(st.integers(1, 2)))]
+    ids = _layout_ids(data, layout, table.num_rows)
+    note(f"ids {ids}")
+    want_pairs = {i: naive_pairs(table, dc) for i, dc in enumerate(rules)}
+    named = {i: {(ids[p[0]], ids[p[1]]) if isinstance(p, tuple) else ids[p] for p in pairs}
+             for i, pairs in want_pairs.items()}  # fmt: skip
+    involved = [
+        {t for p in s for t in (p if isinstance(p, tuple) else (p,))} for s in named.values()
+    ]
+    want = {
+        "count": [(len(named[i]), len(involved[i])) for i in range(len(rules))],
+        "pairs": named,
+        "blocks": named,
+        "tuples": tuples_from(named),
+        "cells": [{(ids[t], c): v for (t, c), v in naive_cells(table, dc).items()} for dc in rules],
+        "components": components_from(named),
+        "suspects": suspects_from(rules, named),
+    }
+    config = Config(spark_split_rows=data.draw(st.integers(1, 4)), spark_tasks=3)
+    frame = spark.createDataFrame(table.append_column("rid", pa.array(ids, pa.int64())))
+    run = {
+        o: facet.detect(frame, dcs=rules, output=o, id_column="rid", config=config)
+        for o in ("pairs", "blocks")
+    }  # (the executors' frames)
+    session = run["blocks"]._session  # (the row outputs of one session: fewer Spark jobs)
+    got = {"pairs": run["pairs"].pairs(), "blocks": run["blocks"].blocks()}
+    got |= {o: session.row_output(o) for o in ("tuples", "cells", "components", "suspects")}
+    on_spark = _each_output(run["pairs"].dcs, got, rules)
+    # pairs and blocks listed on the driver (``Result.pairs(limit)``), not by the executors
+    listed = {
+        "pairs": pa.Table.from_batches(list(session.iter_pairs()), schema=PAIR_SCHEMA),
+        "blocks": pa.Table.from_batches(list(session.iter_blocks()), schema=BLOCK_SCHEMA),
+    }
+    on_driver = _each_output(run["pairs"].dcs, got | listed, rules)
+    order = sorted(range(len(ids)), key=ids.__getitem__)  # the rows in id order, locally
+    by_id = table.take(pa.array(order, pa.int64()))
+    runs = {o: facet.detect(by_id, dcs=rules, output=o) for o in OUTPUTS}
+    got = {o: getattr(runs[o], o)() for o in OUTPUTS if o != "count"}
+    local = _renamed(_each_output(runs["count"].dcs, got, rules), sorted(ids))
+    for output, expected in want.items():
+        assert on_spark[output] == expected, (output, [dc.canonical() for dc in rules])
+        assert on_driver[output] == expected, (output, [dc.canonical() for dc in rules])
+        assert local[output] == expected, (output, [dc.canonical() for dc in rules])
+
+
+def _renamed(got: dict[str, Any], ids: list[int]) -> dict[str, Any]:
+    """:func:`_each_output`'s values with each row position ``t`` named ``ids[t]``."""
+
+    def pair(p: Any) -> Any:
+        return (ids[p[0]], ids[p[1]]) if isinstance(p, tuple) else ids[p]
+
+    return {
+        "count": got["count"],
+        "pairs": {i: {pair(p) for p in s} for i, s in got["pairs"].items()},
+        "blocks": {i: {pair(p) for p in s} for i, s in got["blocks"].items()},
+        "tuples": {(ids[t], *rest) for t, *rest in got["tuples"]},
+        "cells": [{(ids[t], c): v for (t, c), v in d.items()} for d in got["cells"]],
+        "components": {(ids[t], *rest) for t, *rest in got["components"]},
+        "suspects": [(ids[t], *rest) for t, *rest in got["suspects"]],
+    }
+
+
+@pytest.mark.parametrize("output", ["count", "pairs", "tuples", "components", "suspects"])
+def test_repeated_or_null_ids_are_one_line_of_bad_input_for_every_output(spark, output):
+    """Ids NULL or repeated are refused before any output is made, in one line."""
+    from facet.errors import FacetInputError
+
+    for ids, what in (([3, None, 9], "1 of its 3 ids are NULL"), ([3, 9, 3], "1 repeated")):
+        frame = spark.createDataFrame(list(zip([1, 1, 1], [1, 2, 3], ids, strict=True)),
+                                      "g long, s long, rid long")  # fmt: skip
+        with pytest.raises(FacetInputError, match=what) as err:
+            facet.detect(frame, dcs=["g -> s"], output=output, id_column="rid")
+        assert "\n" not in str(err.value)
+
+
+#: Parquet folder layouts: each file (path below the folder) and whether it is read
+FOLDER_LAYOUTS = {
+    "partition folders": {"k=1/a.parquet": True, "k=2/b.parquet": True, "k=2/c.parquet": True},
+    "nested partition folders": {
+        "k=1/j=x/a.parquet": True, "k=1/j=y/b.parquet": True, "k=2/j=x/c.parquet": True,
+    },
+    "plain subfolders": {"one/a.parquet": True, "two/b.parquet": True},
+    "nested subfolders": {"one/two/a.parquet": True, "one/b.parquet": True, "c.parquet": True},
+    "files beside a partition folder": {"a.parquet": True, "k=1/b.parquet": True},
+    "hidden and bookkeeping files": {
+        "part-0.parquet": True, "sub/part 1.parquet": True, "part%1!.parquet": True,
+        "_SUCCESS": False, ".part-9.parquet.crc": False, "_metadata": False,
+        "_common_metadata": False, "_temporary/0/part-9.parquet": False,
+        ".hidden/part-8.parquet": False, "sub/_part-7.parquet": False,
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("layout", FOLDER_LAYOUTS)
+def test_a_parquet_folder_reads_the_same_files_and_rows_on_both_engines(spark, tmp_path, layout):
+    """A folder of Parquet files in any layout: both engines read every file below it
+    (plain, nested and partition folders alike) except names starting with . or _, in
+    the order of their paths, so rows, counts and pairs agree (Spark read no file one
+    level down -- "0 rows, no violations" -- and the local engine refused a folder)."""
+    folder = tmp_path / "data"
+    read = []
+    for k, (name, kept) in enumerate(FOLDER_LAYOUTS[layout].items()):
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        rows = pa.table({"g": [k % 2, k % 2, 5], "s": [f"{k}a", f"{k}b", "x"]})
+        if name in ("_SUCCESS", ".part-9.parquet.crc"):  # (a checksum of no file here)
+            path.write_bytes(b"")
+        else:  # (a bookkeeping file that is Parquet: its rows must not be read)
+            pq.write_table(rows, path)
+        if kept:
+            read.append((str(path), rows))
+    whole = pa.concat_tables([rows for _, rows in sorted(read)])
+    rules = ["g -> s"]
+    want = facet.detect(whole, dcs=rules, output="pairs")
+    for engine in ("local", "spark"):
+        got = facet.detect(folder, dcs=rules, output="pairs", engine=engine)
+        assert got.rows == whole.num_rows, engine
+        assert got.dcs[0].violations == want.dcs[0].violations > 0, engine
+        assert _pairs(got.pairs(), 0) == _pairs(want.pairs(), 0), engine
+
+
+def test_a_partition_key_a_dc_uses_is_refused_alike_on_both_engines(spark, tmp_path):
+    """Partition folders' ``key=value`` names are not columns: a DC using the key is
+    bad input naming it, in the same line on both engines; a folder holding a file
+    that is not Parquet is bad input naming the file."""
+    from facet.errors import DataError
+
+    for k in (1, 2):
+        (tmp_path / f"k={k}").mkdir()
+        pq.write_table(pa.table({"g": [1, 1], "s": ["a", "b"]}), tmp_path / f"k={k}" / "p.parquet")
+    said = set()
+    for engine in ("local", "spark"):
+        with pytest.raises(DataError, match=r"column 'k' is the key of its partition folders") as e:
+            facet.detect(tmp_path, dcs=["k -> s"], engine=engine)
+        said.add(str(e.value))
+    assert len(said) == 1
+    (tmp_path / "notes.txt").write_text("not parquet\n")
+    for engine in ("local", "spark"):
+        with pytest.raises(DataError, match=r"notes.txt: not a readable Parquet file"):
+            facet.detect(tmp_path, dcs=["g -> s"], engine=engine)
+
+
+def test_a_misspelt_column_is_refused_before_any_spark_session(tmp_path, monkeypatch):
+    """The columns the DCs, ``--where`` and ``--schema`` name are checked against the
+    input's own (a CSV header, Parquet footers, a loaded table) before a Spark session
+    starts, in the local engine's words (the JVM started first: 6-25 s)."""
+    import pandas as pd
+
+    import facet.engine.spark.connect as connect
+    from facet.errors import FacetInputError
+
+    def no_session(master=None):
+        raise AssertionError("a Spark session was started")
+
+    monkeypatch.setattr(connect, "spark_session", no_session)
+    table = pa.table({"zip": [1, 1], "city": ["a", "b"]})
+    pyarrow.csv.write_csv(table, tmp_path / "t.csv")
+    pq.write_table(table, tmp_path / "t.parquet")
+    (tmp_path / "folder" / "k=1").mkdir(parents=True)
+    pq.write_table(table, tmp_path / "folder" / "k=1" / "p.parquet")
+    with pa.OSFile(str(tmp_path / "t.arrow"), "wb") as f, pa.ipc.new_file(f, table.schema) as w:
+        w.write_table(table)
+    inputs = [tmp_path / "t.csv", str(tmp_path / "t.parquet"), tmp_path / "folder",
+              tmp_path / "t.arrow", table, table.to_pandas(), pd.DataFrame()]  # fmt: skip
+    asks = [{"dcs": ["zipp -> city"]}, {"dcs": ["zip -> city"], "where": "cityy = 'a'"},
+            {"dcs": ["zip -> city"], "schema": "zipp:int"}]  # fmt: skip
+    for data in inputs:
+        for ask in asks:
+            with pytest.raises(FacetInputError) as local:
+                facet.detect(data, **ask)
+            with pytest.raises(FacetInputError) as spark:
+                facet.detect(data, engine="spark", **ask)
+            assert str(spark.value) == str(local.value), (data, ask)
+
+
+def test_cli_misspelt_column_on_spark_is_refused_without_a_jvm(tmp_path):
+    """``facet detect x.csv --engine spark`` with a misspelt column: exit 2, the local
+    engine's line, and no JVM (none could start here: JAVA_HOME names no Java)."""
+    data = tmp_path / "x.csv"
+    data.write_text("zip,city\n1,a\n1,b\n")
+    cmd = [sys.executable, "-m", "facet", "detect", str(data), "--dc", "not(t.zipp = t'.zip)"]
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, JAVA_HOME=str(tmp_path / "no-java"),
+               PATH=os.path.dirname(sys.executable), TMPDIR=str(tmp_path))  # fmt: skip
+    local = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    spark = subprocess.run([*cmd, "--engine", "spark"], capture_output=True, text=True,
+                           env=env, timeout=300)  # fmt: skip
+    assert local.returncode == spark.returncode == 2, spark.stderr
+    assert spark.stderr == local.stderr
+    assert spark.stderr.startswith("facet: error: --dc:1: unknown column 'zipp' in ")
+    assert not list(tmp_path.glob("facet-spark-*.log"))  # (a JVM started would leave one)
+
+
+def test_a_timeout_cancels_the_spark_jobs_it_started(spark, tmp_path, capfd, caplog):
+    """Past ``timeout`` a Spark run raises facet's deadline error within 0.5 s, with none
+    of its jobs left running and nothing printed (the alarm raised inside a call into
+    the JVM: the job ran on, and py4j logged the broken call with its traceback)."""
+    import logging
+    import time
+
+    from facet.progress import DeadlineExceeded
+
+    rng = np.random.default_rng(7)
+    n = 8000  # (16M violating pairs: listing them takes far longer than counting)
+    frame = spark.createDataFrame(
+        pa.table({"a": rng.integers(0, 10**6, n), "b": rng.integers(0, 10**6, n)})
+    ).persist()
+    frame.count()
+    rules = ["not(t.a < t'.a and t.b > t'.b)"]
+    t0 = time.monotonic()
+    assert facet.detect(frame, dcs=rules).dcs[0].violations > 10**7
+    timeout = time.monotonic() - t0 + 1.0  # (past the counts, while the pairs are written)
+    out = tmp_path / "pairs.parquet"
+    sc = spark.sparkContext
+    capfd.readouterr()
+    t0 = time.monotonic()
+    with pytest.raises(DeadlineExceeded, match="time limit of .* reached while"):
+        facet.detect(frame, dcs=rules, output="pairs", out=out, timeout=timeout)
+    late = time.monotonic() - t0 - timeout
+    assert late < 0.5
+    assert sc.statusTracker().getActiveJobsIds() == []
+    assert not set(sc.getJobTags()) and sc.getLocalProperty("spark.job.interruptOnCancel") is None
+    assert not out.exists()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "py4j" not in err, err
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.records
+
+
+def test_a_parquet_folder_behind_a_url_is_read_to_its_last_file(spark, tmp_path):
+    """A folder Spark lists itself (a URL: ``s3://``, ``file://``) is read at every depth,
+    partition folders too, with no partition columns: Spark's own listing left the files
+    of plain subfolders unread ("0 rows") and refused files beside a partition folder."""
+    folder = tmp_path / "data.parquet"  # (a URL names Parquet by its extension)
+    files = ["top.parquet", "k=1/a.parquet", "k=2/j=x/b.parquet", "one/two/c.parquet"]
+    for k, name in enumerate([*files, "_SUCCESS", ".part-9.parquet.crc", "_tmp/d.parquet"]):
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"g": [1, 1], "s": [f"{k}a", f"{k}b"]}), path)
+    got = facet.detect(folder.as_uri(), dcs=["g -> s"], engine="spark")
+    assert got.rows == 2 * len(files)
+    assert got.dcs[0].violations == 2 * len(files) * (2 * len(files) - 1)

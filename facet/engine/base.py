@@ -6,6 +6,11 @@ its own groups -- the local engine over in-memory pairs of tid sets, a
 distributed one over partitions whose tasks run the local pipeline.  Every
 engine must give the same counts, rows involved and pair sets (tids are input
 positions, docs/semantics.md §3).
+
+Every tid an engine hands its caller as an array is a dense position ``0..rows-1``
+(the row outputs index arrays of ``rows`` entries with them); a table that names
+its rows by ids of its own (a Spark DataFrame's ``id_column``) is mapped to those
+positions by its engine, and back by :meth:`Engine.row_ids` in every output.
 """
 
 from __future__ import annotations
@@ -73,6 +78,17 @@ class Engine(ABC):
     @abstractmethod
     def rows(self) -> int:
         """Rows of the table."""
+
+    def row_ids(self, positions: np.ndarray) -> np.ndarray:
+        """The ids outputs name the rows at dense ``positions`` by: the positions
+        themselves, unless the table brings ids of its own."""
+        return positions
+
+    def adopt_thread(self) -> None:
+        """Called on a thread before it runs the engine's work for the run (``parallel``
+        mode's workers on a distributed engine): what the run set up per thread (a
+        deadline's tag on Spark), it sets up there too."""
+        return None
 
     @abstractmethod
     def initial_groups(self, dc: NormalDC) -> Any:

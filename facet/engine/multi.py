@@ -143,6 +143,7 @@ def _count_parallel(session: Session) -> list[tuple[int, int, float]]:
         eng = engines.get(key)
         if eng is None:
             eng = engines[key] = session.engine if distributed else session.engine.worker()
+            eng.adopt_thread()
         t = time.perf_counter()
         v, r = session.count(i, engine=eng)
         return v, r, time.perf_counter() - t

@@ -442,6 +442,11 @@ class _Cells:
         self.size = end
 
 
+def _within(rows: np.ndarray, n: int) -> bool:
+    """Whether every row of ``rows`` (an engine's) is a dense position ``0..n-1``."""
+    return not len(rows) or (int(rows.min()) >= 0 and int(rows.max()) < n)
+
+
 def _dense(ids: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
     """``(distinct ids ascending, each id's index among them)`` -- ``np.unique``'s
     answer; by a mark per possible id when there are not many more of those than
@@ -494,6 +499,8 @@ def suspects_table(session: Session, counts: list[int] | None = None) -> pa.Tabl
             parts = ((np.asarray(a, np.int64), np.asarray(b, np.int64))
                      for a, b in engine.pairs(plan, session.initial(i)))  # fmt: skip
         for t1, t2 in parts:
+            if not (_within(t1, session.rows) and (t2 is None or _within(t2, session.rows))):
+                raise IndexError("suspects: a row outside 0..rows-1")  # (cell ids are made of them)
             listed += len(t1)
             if listed > budget:
                 raise _over_budget(budget)
@@ -538,11 +545,25 @@ def _table(schema: pa.Schema, *columns: Any) -> pa.Table:
 def row_output(session: Session, output: str, counts: list[int] | None = None) -> pa.Table:
     """One of :data:`ROW_OUTPUTS` over all of the session's DCs (``counts``: each
     DC's violations, when known: suspects refuse more than their budget, or than
-    the memory holds, before listing any)."""
+    the memory holds, before listing any), its rows named by the table's ids."""
     if output == "components":
-        return components_table(session)
-    if output == "suspects":
-        return suspects_table(session, counts)
-    one = tuples_table if output == "tuples" else cells_table
-    parts = [one(session, i) for i in range(len(session.dcs))]
-    return pa.concat_tables(parts) if parts else SCHEMAS[output].empty_table()
+        table = components_table(session)
+    elif output == "suspects":
+        table = suspects_table(session, counts)
+    else:
+        one = tuples_table if output == "tuples" else cells_table
+        parts = [one(session, i) for i in range(len(session.dcs))]
+        table = pa.concat_tables(parts) if parts else SCHEMAS[output].empty_table()
+    return _named(session.engine, table)
+
+
+def _named(engine: Any, table: pa.Table) -> pa.Table:
+    """``table`` with its ``tid`` column (dense positions, which every function
+    above indexes arrays with) as the ids the engine names rows by
+    (:meth:`facet.engine.base.Engine.row_ids`: an order-keeping map, so the
+    documented orders hold)."""
+    positions = table.column("tid").to_numpy()
+    ids = engine.row_ids(positions)
+    if ids is positions:
+        return table
+    return table.set_column(0, "tid", pa.array(np.asarray(ids, np.int64), pa.int64()))

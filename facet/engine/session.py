@@ -135,6 +135,7 @@ class Session:
         monitor = self.monitor
         if monitor is not None:
             monitor.dc_started(i)
+        ids = self.engine.row_ids
         for t1, t2 in chunks:
             if monitor is not None:
                 monitor.check()  # between chunks: a deadline stops a long listing
@@ -145,7 +146,7 @@ class Session:
                     t1 = t1[:left]
                     t2 = None if t2 is None else t2[:left]
                 left -= len(t1)
-            yield pair_batch(i, t1, t2)
+            yield pair_batch(i, ids(t1), None if t2 is None else ids(t2))
 
     def iter_pairs(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         for i in range(len(self.dcs)):
@@ -158,7 +159,7 @@ class Session:
         """Blocks of DC ``i`` as ``(dc, block, t1, t2)`` batches, at most ``limit``."""
         plan = self.plan(i, "blocks")
         if plan is None:
-            rows = self.engine.single_rows(self.normal[i])
+            rows = self.engine.row_ids(self.engine.single_rows(self.normal[i]))
             if len(rows) and (limit is None or limit > 0):
                 yield block_batch(i, 0, (np.array([0, len(rows)], np.int64), rows), None)
             return
@@ -187,7 +188,8 @@ class Session:
                 if block + k > limit:
                     k = limit - block
                     left, right = _first_lists(left, k), _first_lists(right, k)
-            yield block_batch(i, block, left, right)
+            ids = self.engine.row_ids
+            yield block_batch(i, block, (left[0], ids(left[1])), (right[0], ids(right[1])))
             block += k
 
     def row_output(self, output: str, counts: list[int] | None = None) -> pa.Table:

@@ -11,8 +11,10 @@ whole table), builds its initial pairs ``(L, R)`` from the rows' side flags,
 and runs the plan's stages and sink with the local engine.
 
 Only public DataFrame APIs are used (``mapInArrow``, ``groupBy().applyInArrow``,
-joins, aggregates): no RDD, no ``sparkContext``, no JVM access, so the same
-code runs on a classic session and on Spark Connect.  Nothing here imports
+joins, aggregates): no RDD, no JVM access, and ``sparkContext`` only for a
+deadline's job tags on a classic session (``connect.RunTag``; Spark Connect
+tags its session), so the same code runs on a classic session and on Spark
+Connect.  Nothing here imports
 pyspark at module level: ``import facet`` never loads it.
 """
 

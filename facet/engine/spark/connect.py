@@ -7,6 +7,7 @@ import atexit
 import contextlib
 import os
 import re
+import secrets
 import sys
 from typing import Any
 
@@ -48,6 +49,78 @@ def quiet_console() -> None:
         server = getattr(accumulators, name, None)  # (their names vary across versions)
         if server is not None:
             server.handle_error = lambda self, request, address: None
+
+
+class RunTag:
+    """The tag of one run's Spark jobs, which its deadline cancels.  On a classic
+    session a SparkContext job tag (a session's own tags name a thread's operations
+    for that thread only, so no watchdog thread could interrupt them), with the
+    tasks' threads interrupted on cancel; on Spark Connect a session tag, which the
+    server interrupts for any thread.  Tags are kept per thread: :meth:`adopt` tags
+    the calling thread, :meth:`release` untags it again (its previous setting of
+    interrupting on cancel restored) when the run ends, its other threads gone."""
+
+    #: the local property behind ``setInterruptOnCancel``
+    _INTERRUPT = "spark.job.interruptOnCancel"
+
+    def __init__(self, spark: Any) -> None:
+        self.spark = spark
+        self.tag = f"facet-{secrets.token_hex(8)}"
+        self.classic = not type(spark).__module__.startswith("pyspark.sql.connect")
+        self._before: dict[int, Any] = {}
+        #: the deadline has cancelled the run's jobs: an error Spark raises now is that
+        self.cancelled = False
+
+    def adopt(self) -> None:
+        """Tag the jobs this thread starts from now on (once per thread)."""
+        import threading
+
+        key = threading.get_ident()
+        if key in self._before:
+            return
+        if self.classic:
+            sc = self.spark.sparkContext
+            self._before[key] = sc.getLocalProperty(self._INTERRUPT)
+            sc.addJobTag(self.tag)
+            sc.setInterruptOnCancel(True)
+        else:
+            self._before[key] = None
+            self.spark.addTag(self.tag)
+
+    def cancel(self) -> None:
+        """Cancel every running job of the run (from any thread)."""
+        self.cancelled = True
+        if self.classic:
+            self.spark.sparkContext.cancelJobsWithTag(self.tag)
+        else:
+            self.spark.interruptTag(self.tag)
+
+    def release(self) -> None:
+        """Untag this thread (the run is over; the other threads it tagged are gone)."""
+        import threading
+
+        key = threading.get_ident()
+        if key not in self._before:
+            return
+        if self.classic:
+            sc = self.spark.sparkContext
+            sc.removeJobTag(self.tag)
+            sc.setLocalProperty(self._INTERRUPT, self._before[key])
+        else:
+            self.spark.removeTag(self.tag)
+
+
+def tag_run(spark: Any, monitor: Any) -> RunTag | None:
+    """A run with a deadline (``monitor``: a :class:`facet.progress.Monitor`): its Spark
+    jobs on this thread tagged (the engine tags its other threads,
+    :meth:`RunTag.adopt`), and the deadline cancels them by the tag until the run has
+    ended, when the tag is released; None without a deadline."""
+    if monitor is None or monitor.deadline is None:
+        return None
+    run = RunTag(spark)
+    run.adopt()
+    monitor.on_deadline(run.cancel, run.release)
+    return run
 
 
 #: every JVM log this process made

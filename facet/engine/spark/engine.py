@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from facet.engine.base import Capabilities, Engine
 from facet.engine.counting import Degrees
-from facet.engine.spark.connect import session_cores
+from facet.engine.spark.connect import RunTag, session_cores
 from facet.engine.spark.table import SparkTable
 from facet.engine.spark.tasks import (
     BLOCKS_SCHEMA,
@@ -128,7 +128,9 @@ class SparkEngine(Engine):
         equalities_at_once=True,
     )
 
-    def __init__(self, table: SparkTable, spec: TaskSpec, config: Config = DEFAULT) -> None:
+    def __init__(
+        self, table: SparkTable, spec: TaskSpec, config: Config = DEFAULT, tag: RunTag | None = None
+    ) -> None:
         self.table = table
         self.spec = spec
         self.config = config
@@ -141,12 +143,54 @@ class SparkEngine(Engine):
         self._types: dict[str, pa.DataType] = {}
         #: per run of pair work: (DC, tasks, largest task's rows, all tasks' rows)
         self.work: list[dict[str, Any]] = []
+        #: a table with ids of its own: every id, ascending (a row's dense position is
+        #: the rank of its id), collected when first needed
+        self._ids: np.ndarray | None = None
+        #: the tag of the run's Spark jobs, which its deadline cancels
+        #: (:func:`facet.engine.spark.connect.tag_run`)
+        self.tag = tag
 
     # ------------------------------------------------------------------ interface
 
     @property
     def rows(self) -> int:
         return self.table.rows
+
+    def _id_order(self) -> np.ndarray:
+        if self._ids is None:
+            got = self.table.frame.select(TID).toArrow().column(TID).to_numpy()
+            self._ids = np.sort(np.asarray(got, np.int64))
+        return self._ids
+
+    def positions(self, tids: Any) -> np.ndarray:
+        """The dense positions ``0..rows-1`` of ``tids`` the tasks gave (the tasks
+        name rows by the frame's tids: positions already, or a DataFrame's own
+        ids, whose rank is the position); a tid the table does not hold is an
+        internal error, never an index."""
+        tids = np.asarray(tids, np.int64)
+        n = self.rows
+        if not self.table.own_ids:
+            if len(tids) and (int(tids.min()) < 0 or int(tids.max()) >= n):
+                raise RuntimeError(f"a Spark task gave a row position outside 0..{n - 1}")
+            return tids
+        ids = self._id_order()
+        pos = np.searchsorted(ids, tids)
+        if len(tids) and (int(pos.max()) >= len(ids) or not np.array_equal(ids[pos], tids)):
+            raise RuntimeError("a Spark task gave a row id the table does not hold")
+        return pos
+
+    def row_ids(self, positions: np.ndarray) -> np.ndarray:
+        """The DataFrame's own ids of the rows at ``positions`` (``id_column``),
+        else the positions."""
+        if not self.table.own_ids:
+            return positions
+        return self._id_order()[np.asarray(positions, np.int64)]
+
+    def adopt_thread(self) -> None:
+        """Tag this thread's Spark jobs with the run's tag (Spark keeps tags per
+        thread): ``parallel`` mode's workers start jobs a deadline must cancel."""
+        if self.tag is not None:
+            self.tag.adopt()
 
     def _index(self, dc: NormalDC) -> int:
         """``dc``'s place in the tasks' DCs; a DC the run did not bring (a row
@@ -209,7 +253,7 @@ class SparkEngine(Engine):
 
     def single_rows(self, dc: NormalDC) -> np.ndarray:
         got = self.single_rows_frame(dc).toArrow()
-        return np.sort(got.column(TID).to_numpy())
+        return self.positions(np.sort(got.column(TID).to_numpy()))
 
     def statistics(self, groups: SparkGroups) -> Any:
         from facet.engine.spark.statistics import SparkStatistics
@@ -287,7 +331,7 @@ class SparkEngine(Engine):
             spread.release()
         left = np.zeros(self.rows, np.int64)
         right = np.zeros(self.rows, np.int64)
-        tids = got.column("tid").to_numpy()
+        tids = self.positions(got.column("tid").to_numpy())
         left[tids] = got.column("left").to_numpy()
         right[tids] = got.column("right").to_numpy()
         return Degrees(left, right)
@@ -309,7 +353,7 @@ class SparkEngine(Engine):
             )
         finally:
             spread.release()
-        return got.column("root").to_numpy(), got.column("tid").to_numpy()
+        return self.positions(got.column("root")), self.positions(got.column("tid"))
 
     def direct_count(self, dc: NormalDC) -> tuple[int, int] | None:
         return self._key_aggregates(self._index(dc))
@@ -445,7 +489,7 @@ class SparkEngine(Engine):
     ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         for batch in _batches(self.pair_frame(plan, groups, stages)):
             if batch.num_rows:
-                yield batch.column(0).to_numpy(), batch.column(1).to_numpy()
+                yield self.positions(batch.column(0)), self.positions(batch.column(1))
 
     def blocks(
         self,
@@ -456,7 +500,8 @@ class SparkEngine(Engine):
     ) -> Iterator[Any]:
         for batch in _batches(self.block_frame(plan, groups, stages)):
             if batch.num_rows:
-                yield _lists(batch.column(0)), _lists(batch.column(1))
+                (lo, lv), (ro, rv) = _lists(batch.column(0)), _lists(batch.column(1))
+                yield (lo, self.positions(lv)), (ro, self.positions(rv))
 
     def task_function(self, job: PairJob | TrieJob) -> Any:
         """The function every task of ``job`` runs (a test wraps it to fail once)."""

@@ -11,7 +11,9 @@
 * Tids are input positions, found without moving rows: Spark's
   ``monotonically_increasing_id`` (partition index and position in it) turned
   dense by the row counts of the partitions before it.  A DataFrame may name
-  its own id column instead.
+  its own id column instead: its ids are then the frame's tids, which the tasks
+  hand back as they are, and the engine maps to dense positions (their rank)
+  wherever the driver indexes rows by them, and back in every output.
 * Typing is decided and checked once on the driver
   (:mod:`facet.engine.spark.column_typing`), as the local encoder does for the
   whole file.
@@ -38,7 +40,15 @@ from facet.engine.spark.tasks import (
     task_input_error,
 )
 from facet.errors import DataError, FacetInputError
-from facet.loading import Source, csv_delimiter, csv_header, load, source_name
+from facet.loading import (
+    Source,
+    csv_delimiter,
+    csv_header,
+    load,
+    parquet_folder,
+    parquet_folder_files,
+    source_name,
+)
 
 
 @dataclass
@@ -59,6 +69,9 @@ class SparkTable:
     #: column -> the input's Arrow type, where facet read it before Spark (warnings
     #: name it, as the local engine's do)
     source_types: dict[str, pa.DataType] = field(default_factory=dict)
+    #: the tids are a DataFrame's own ids (``id_column``), not positions: the engine
+    #: maps them to dense positions and back (:meth:`SparkEngine.positions`)
+    own_ids: bool = False
 
     def in_frame(self, column: str) -> str:
         """The name ``column`` has in ``frame``."""
@@ -114,7 +127,7 @@ def read_frame(
             return frame, path, True, list(frame.columns), {}
         if kind == "parquet":
             return _parquet_frame(spark, path, columns)
-    source = load(data, delimiter=delimiter)
+    source = data if isinstance(data, Source) else load(data, delimiter=delimiter)
     if columns is not None:
         keep = [c for c in dict.fromkeys(columns) if c in source.all_columns]
         if all(source.all_columns.count(c) == 1 for c in keep):  # else: a clear error later
@@ -122,6 +135,44 @@ def read_frame(
                             source.all_columns, source.num_rows)  # fmt: skip
     types = {f.name: f.type for f in source.table.schema}
     return _from_source(spark, source), source.name, source.text, source.all_columns, types
+
+
+def check_input(data: Any, use: ColumnUse, schema: dict[str, str], id_column: str | None) -> Any:
+    """Before any Spark session starts: the columns the DCs (``--where``, ``--schema``)
+    use checked against the input's, read here without Spark -- a local CSV file's
+    header, a Parquet file's or folder's footers, an in-memory table or Arrow file
+    loaded (what is then handed to Spark: the loaded :class:`Source`; any other input
+    as given) -- so a misspelt column is refused in the local engine's words, with
+    no JVM started.  A remote path (``s3://...``) is Spark's to read, checked later."""
+    import pyarrow.parquet as pq
+
+    if isinstance(data, str | os.PathLike):
+        path = os.fspath(data)
+        if "://" in path:
+            return data
+        if not os.path.exists(path):
+            raise DataError(f"cannot read {path!r}: no such file; check the path")
+        used = use.columns + list(schema)
+        delimiter = None if os.path.isdir(path) else csv_delimiter(Path(path))
+        if os.path.isdir(path):
+            names = parquet_folder(Path(path), path, used).schema.names
+        elif delimiter is not None:
+            names = csv_header(Path(path), delimiter, path).names or []
+        elif _path_kind(path) == "parquet":
+            try:
+                names = pq.read_schema(path).names
+            except (OSError, pa.ArrowInvalid) as err:
+                raise DataError(
+                    f"{path}: not a readable Parquet file ({str(err).splitlines()[0]})"
+                ) from None
+        else:
+            data = load(data)
+            names = data.all_columns
+        _check_columns(path, names, use, schema, id_column, delimiter is not None)
+        return data
+    source = load(data)
+    _check_columns(source.name, source.all_columns, use, schema, id_column, source.text)
+    return source
 
 
 def _csv_frame(
@@ -162,26 +213,30 @@ def _parquet_frame(
     """A Parquet file or folder read by Spark's executors, only ``columns`` (its
     schema read here from the footers, so a column Spark cannot read and no DC
     uses is no obstacle), each in the Spark type that holds its values exactly;
-    a used column no Spark type reads exactly is refused naming it."""
-    import pyarrow.dataset as ds
+    a used column no Spark type reads exactly is refused naming it.  Of a folder,
+    Spark reads the files the local engine reads (:func:`parquet_folder`), named
+    one by one: none of its own listing's rules (partition discovery, which
+    refuses files beside a partition folder, or a plain folder's files left
+    unread) applies."""
+    import pyarrow.parquet as pq
 
-    if columns is None or "://" in path:  # a remote store: Spark reads it, every column
-        frame = spark.read.parquet(_literal_path(path))
+    if columns is None or "://" in path:  # a remote store: Spark reads it, every column,
+        # and every file below a folder (no partition discovery, as the local rule)
+        frame = spark.read.option("recursiveFileLookup", True).parquet(_literal_path(path))
         return frame, path, False, list(frame.columns), {}
-    try:
-        dataset = ds.dataset(path, format="parquet")
-    except (OSError, pa.ArrowInvalid) as err:
-        raise DataError(
-            f"{path}: not a readable Parquet file ({str(err).splitlines()[0]})"
-        ) from None
-    if not dataset.files:
-        raise DataError(
-            f"{path}: the folder holds no Parquet files; give a file or a folder of them"
-        )
-    arrow_schema = dataset.schema
+    if os.path.isdir(path):
+        folder = parquet_folder(Path(path), path, columns)
+        files, arrow_schema = folder.files, folder.schema
+    else:
+        try:
+            files, arrow_schema = [path], pq.read_schema(path)
+        except (OSError, pa.ArrowInvalid) as err:
+            raise DataError(
+                f"{path}: not a readable Parquet file ({str(err).splitlines()[0]})"
+            ) from None
     names = list(arrow_schema.names)
-    _check_parts_agree(dataset.files, arrow_schema, columns, path)
-    int96 = _int96_columns(dataset.files[:1])
+    _check_parts_agree(files, arrow_schema, columns, path)
+    int96 = _int96_columns(files)
     from pyspark.sql import types as T  # noqa: N812 - Spark's convention
 
     fields = []
@@ -190,47 +245,48 @@ def _parquet_frame(
             typ = arrow_schema.field(c).type
             spark_type = T.TimestampType() if c in int96 else _spark_parquet_type(typ, c, path)
             fields.append(T.StructField(c, spark_type, True))
-    frame = spark.read.schema(T.StructType(fields)).parquet(_literal_path(path))
+    frame = spark.read.schema(T.StructType(fields)).parquet(*map(_literal_path, files))
     types = {f.name: arrow_schema.field(f.name).type for f in fields}
     return frame, path, False, names, types
 
 
 def _check_parts_agree(files: list[str], schema: pa.Schema, columns: list[str], path: str) -> None:
     """A folder's files must give each used column one type (Spark reads each part
-    in the first file's type, and fails on the others): the used columns of every
-    file's footer are compared with the first's, and a difference is bad input
-    naming the column and both files."""
+    in one type, and fails on the others): the used columns of every file's footer
+    are compared, in the types Spark reads them as, with the first file's that has
+    them, and a difference is bad input naming the column and both files."""
     import pyarrow.parquet as pq
-    from pyspark.sql import types as T  # noqa: N812 - Spark's convention
 
     if len(files) < 2:
         return
     used = [c for c in dict.fromkeys(columns) if schema.names.count(c) == 1]
-
-    def read_as(f: str, sch: pa.Schema) -> dict[str, Any]:
-        """The types Spark reads ``f``'s used columns as (a dictionary, string and
-        large_string alike; INT96 as its timestamps)."""
-        int96 = _int96_columns([f])
-        return {
-            c: T.TimestampType() if c in int96 else _spark_parquet_type(sch.field(c).type, c, f)
-            for c in used
-            if sch.names.count(c) == 1  # (absent: Spark reads NULL; twice: refused later)
-        }
-
-    first = read_as(files[0], schema)
-    for f in files[1:]:
+    first: dict[str, tuple[Any, pa.DataType, str]] = {}
+    for f in files:
         try:
-            other = pq.read_schema(f)
+            sch = pq.read_schema(f)
         except (OSError, pa.ArrowInvalid) as err:
             raise DataError(
                 f"{f}: not a readable Parquet file ({str(err).splitlines()[0]})"
             ) from None
-        for c, typ in read_as(f, other).items():
-            if c in first and typ != first[c]:
+        int96 = _int96_columns([f])
+        for c in used:
+            if sch.names.count(c) != 1:  # (absent: Spark reads NULL; twice: refused later)
+                continue
+            typ = _spark_read_type(sch.field(c).type, c, f, int96)
+            seen = first.setdefault(c, (typ, sch.field(c).type, f))
+            if typ != seen[0]:
                 raise DataError(
-                    f"{path}: column '{c}' is {schema.field(c).type} in {files[0]} but "
-                    f"{other.field(c).type} in {f}; give the folder's files one schema"
+                    f"{path}: column '{c}' is {seen[1]} in {seen[2]} but "
+                    f"{sch.field(c).type} in {f}; give the folder's files one schema"
                 )
+
+
+def _spark_read_type(typ: pa.DataType, col: str, path: str, int96: set[str]) -> Any:
+    """The Spark type Spark reads a Parquet column of Arrow type ``typ`` as (INT96
+    as its timestamps; a dictionary, string and large_string alike)."""
+    from pyspark.sql import types as T  # noqa: N812 - Spark's convention
+
+    return T.TimestampType() if col in int96 else _spark_parquet_type(typ, col, path)
 
 
 def _int96_columns(files: list[str]) -> set[str]:
@@ -392,9 +448,11 @@ def spark_table(
     schema: dict[str, str],
     id_column: str | None = None,
     delimiter: str | None = None,
+    tag: Any = None,
 ) -> SparkTable:
     """Read ``data`` on Spark, number its rows and decide its typing (``delimiter``:
-    a CSV file's, None: sniffed from its header)."""
+    a CSV file's, None: sniffed from its header; ``tag``: the run's
+    :class:`facet.engine.spark.connect.RunTag`, if a deadline may cancel it)."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
     frame, name, text, all_columns, types = read_frame(
@@ -413,6 +471,8 @@ def spark_table(
     try:  # the first actions read the rows: Spark's CSV reader may refuse one
         framed, rows = _numbered(spark, frame, data, text, cols, id_column)
     except Exception as err:  # noqa: BLE001 - re-raised unless it is that refusal
+        if tag is not None and tag.cancelled:  # (the deadline: its text costs JVM calls)
+            raise
         message = task_input_error(err)
         if message is not None:
             raise DataError(message) from None
@@ -423,7 +483,8 @@ def spark_table(
             f"{name}: a CSV record does not match the header ({malformed}); fix the file "
             "(the local engine's error names the line)"
         ) from None
-    table = SparkTable(framed, name, text, all_columns, rows, dict(schema), [], names, types)
+    table = SparkTable(framed, name, text, all_columns, rows, dict(schema), [], names, types,
+                       own_ids=id_column is not None)  # fmt: skip
     type_check(table, use, schema)
     return table
 
@@ -453,12 +514,15 @@ def _numbered(
     if id_column is not None:
         return _own_ids(frame, cols, id_column)
     if _read_by_spark_locally(data):
-        # a file or a folder of files: tids follow sorted file path, then row
+        # a file or a folder of files: tids follow the files' order, then row
         split = [
             F.col("_metadata.file_path").alias(_FILE),
             F.col("_metadata.file_block_start").alias(_START),
         ]
-        framed = with_dense_ids(frame.select(*cols, *split), TID, (_FILE, _START))
+        rank = _file_rank(os.fspath(data))
+        framed = with_dense_ids(
+            frame.select(*cols, *split), TID, (_FILE, _START), lambda run: (rank(run[0]), run[1])
+        )
     else:
         framed = with_dense_ids(frame.select(*cols), TID)
     if text and isinstance(data, str | os.PathLike):
@@ -538,6 +602,29 @@ def _read_by_spark_locally(data: Any) -> bool:
     )
 
 
+def _file_rank(path: str) -> Any:
+    """For a local Parquet file or folder: the place of a file Spark read (its
+    ``_metadata.file_path``, a URL) in the order the local engine reads the
+    files in (:func:`parquet_folder_files`)."""
+    from urllib.parse import unquote, urlsplit
+
+    files = parquet_folder_files(Path(path)) if os.path.isdir(path) else [path]
+    places: dict[str, int] = {}
+    for k, f in enumerate(files):
+        places.setdefault(os.path.abspath(f), k)
+        places.setdefault(os.path.realpath(f), k)
+
+    def rank(url: str) -> int:
+        parts = urlsplit(url)
+        local = unquote(parts.path) if parts.scheme in ("", "file") else url
+        found = places.get(os.path.abspath(local), places.get(os.path.realpath(local)))
+        if found is None:
+            raise RuntimeError(f"Spark read {url}, which is not among {path}'s files")
+        return found
+
+    return rank
+
+
 def _check_columns(
     name: str,
     all_columns: list[str],
@@ -581,13 +668,14 @@ def malformed_record(err: BaseException) -> str | None:
 _FILE, _START = "_facet_file", "_facet_start"
 
 
-def with_dense_ids(frame: Any, column: str, runs: tuple[str, ...] = ()) -> Any:
+def with_dense_ids(frame: Any, column: str, runs: tuple[str, ...] = (), order: Any = None) -> Any:
     """``frame`` with ``column``: its rows' positions, 0..n-1, computed from row
     counts per run of rows (no row goes through one partition).  A run is a
     partition, taken in partition order; or, with ``runs`` (columns naming a file
-    split: its path and start), a split, taken in the order of those columns -- a
-    folder's files by sorted path, then row (a partition may hold several splits,
-    packed by size, each one contiguous there).  ``runs`` are dropped."""
+    split: its path and start), a split, taken in the order of those columns, or
+    of ``order`` (a sort key of a run's values) -- a folder's files in the local
+    engine's order, then row (a partition may hold several splits, packed by size,
+    each one contiguous there).  ``runs`` are dropped."""
     from pyspark.sql import functions as F  # noqa: N812
 
     mid = "_facet_mid"
@@ -601,7 +689,8 @@ def with_dense_ids(frame: Any, column: str, runs: tuple[str, ...] = ()) -> Any:
     counts = tagged.groupBy(*keys).agg(*agg).collect()
     start = 0
     deltas = []  # per run: what its rows' mid is shifted by to make their tids
-    for row in sorted(counts, key=lambda r: tuple(r[n] for n in names)):
+    key = order or (lambda values: values)
+    for row in sorted(counts, key=lambda r: key(tuple(r[n] for n in names))):
         deltas.append((*(row[n] for n in names), start - int(row["_facet_m"])))
         start += int(row["_facet_n"])
     if not deltas:
