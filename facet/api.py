@@ -35,7 +35,7 @@ from facet.language.ast import DC
 from facet.language.errors import warn
 from facet.language.parser import parse_dc, parse_rules, read_rules
 from facet.language.where import parse_where
-from facet.loading import load
+from facet.loading import load, parse_delimiter
 from facet.planner.config import Config, config_or_default
 from facet.planner.explain import plan_record, with_actuals
 from facet.progress import (
@@ -141,6 +141,7 @@ def open_session(
     config = config_or_default(config)
     dc_list = load_dcs(rules, dcs)
     schema_map = parse_schema(schema)
+    delimiter = parse_delimiter(delimiter)  # ("tab" -> a tab, for Spark's reader too)
     scope = None if where is None else parse_where(where)
     if id_column is not None and not is_spark_frame(data):
         raise FacetInputError(
@@ -306,7 +307,7 @@ def _open_spark(
 
     t0 = time.perf_counter()
     if not is_spark_frame(data):  # a misspelt column is refused before a JVM starts
-        data = check_input(data, use, schema_map, id_column)
+        data = check_input(data, use, schema_map, id_column, delimiter)
     spark = data.sparkSession if is_spark_frame(data) else spark_session(master)
     tag = tag_run(spark, monitor)
     table = spark_table(spark, data, use, schema_map, id_column, delimiter, tag)

@@ -185,3 +185,5 @@ def test_spark_reads_with_the_same_delimiter(spark, tmp_path):
     assert facet.detect(colon, dcs=[FD], engine="spark", delimiter=":").dcs[0].violations == 2
     with pytest.raises(facet.FacetInputError, match="whose header split on ',' is one column"):
         facet.detect(colon, dcs=[FD], engine="spark")
+    tabs = _write(tmp_path / "tabs.txt.csv", "\t")  # named by its word, read by Spark
+    assert facet.detect(tabs, dcs=[FD], engine="spark", delimiter="tab").dcs[0].violations == 2

@@ -137,13 +137,20 @@ def read_frame(
     return _from_source(spark, source), source.name, source.text, source.all_columns, types
 
 
-def check_input(data: Any, use: ColumnUse, schema: dict[str, str], id_column: str | None) -> Any:
+def check_input(
+    data: Any,
+    use: ColumnUse,
+    schema: dict[str, str],
+    id_column: str | None,
+    delimiter: str | None = None,
+) -> Any:
     """Before any Spark session starts: the columns the DCs (``--where``, ``--schema``)
     use checked against the input's, read here without Spark -- a local CSV file's
     header, a Parquet file's or folder's footers, an in-memory table or Arrow file
     loaded (what is then handed to Spark: the loaded :class:`Source`; any other input
     as given) -- so a misspelt column is refused in the local engine's words, with
-    no JVM started.  A remote path (``s3://...``) is Spark's to read, checked later."""
+    no JVM started.  A remote path (``s3://...``) is Spark's to read, checked later.
+    ``delimiter``: a CSV file's (None: sniffed from its header)."""
     import pyarrow.parquet as pq
 
     if isinstance(data, str | os.PathLike):
@@ -153,7 +160,7 @@ def check_input(data: Any, use: ColumnUse, schema: dict[str, str], id_column: st
         if not os.path.exists(path):
             raise DataError(f"cannot read {path!r}: no such file; check the path")
         used = use.columns + list(schema)
-        delimiter = None if os.path.isdir(path) else csv_delimiter(Path(path))
+        delimiter = None if os.path.isdir(path) else csv_delimiter(Path(path), delimiter)
         if os.path.isdir(path):
             names = parquet_folder(Path(path), path, used).schema.names
         elif delimiter is not None:
@@ -168,7 +175,7 @@ def check_input(data: Any, use: ColumnUse, schema: dict[str, str], id_column: st
         else:
             data = load(data)
             names = data.all_columns
-        _check_columns(path, names, use, schema, id_column, delimiter is not None)
+        _check_columns(path, names, use, schema, id_column, delimiter is not None, delimiter)
         return data
     source = load(data)
     _check_columns(source.name, source.all_columns, use, schema, id_column, source.text)
