@@ -61,7 +61,7 @@ _LOG_LOCK = threading.Lock()
 _FORKSERVER = Path(__file__).with_name("forkserver.py")
 
 #: stderr lines that may accompany any run
-_NOISE = ("facet: warning: ", "facet: compiling kernels")
+_NOISE = ("facet: warning: ", "facet: compiling ")
 
 
 # --------------------------------------------------------------------------- files
